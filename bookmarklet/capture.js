@@ -1,0 +1,393 @@
+/*
+ * spider's in-page capture script: the one source of truth for what a capture
+ * records. `spider capture` injects this file into headless Chromium (the Rust
+ * side embeds it at build time with `include_str!`), and the bookmarklet runs
+ * the same file in the reader's own browser.
+ *
+ * It defines `spiderCapture` on the global object:
+ *   spiderCapture.capture(options)      -> plain object (the page part of a capture)
+ *   spiderCapture.captureJson(options)  -> the same object as a JSON string
+ *
+ * The Rust side (or the spider server, for bookmarklet uploads) adds what the
+ * page cannot know about itself: `site`, `captured_at` and the page source as
+ * served (`html`). The JSON schema is documented in docs/capture-schema.md.
+ *
+ * Pages are hostile environments: they replace `Array.prototype` methods,
+ * `JSON`, even `Map`. So this script never calls `JSON`, never uses array
+ * methods (it appends with `a[a.length] = x`) and serialises by itself.
+ * Everything is computed in one pass over the text nodes, with per-element
+ * caches, because the capture's cost is measured against bare navigation.
+ */
+(function (root) {
+  'use strict';
+
+  var VERSION = 1;
+
+  // Computed properties that describe where and how big a box is rather than
+  // how it is styled. They are recorded in `bounds` instead, or they are
+  // derived from the box size (transform-origin resolves to pixels).
+  var GEOMETRY = {
+    'width': 1, 'height': 1, 'inline-size': 1, 'block-size': 1,
+    'top': 1, 'left': 1, 'right': 1, 'bottom': 1,
+    'inset-block-start': 1, 'inset-block-end': 1,
+    'inset-inline-start': 1, 'inset-inline-end': 1,
+    'x': 1, 'y': 1, 'cx': 1, 'cy': 1, 'r': 1, 'rx': 1, 'ry': 1, 'd': 1,
+    'transform-origin': 1, 'perspective-origin': 1
+  };
+
+  // Elements whose text is never rendered as page text.
+  var SKIP_TEXT_PARENT = {
+    script: 1, style: 1, noscript: 1, template: 1, title: 1,
+    textarea: 1, select: 1, option: 1, optgroup: 1, datalist: 1,
+    iframe: 1, object: 1
+  };
+
+  // Elements that end a line of text even when they hold no text themselves:
+  // text on either side of them must not run together ("a<br>b" is "a b").
+  var BREAKS = {
+    br: 1, hr: 1, p: 1, div: 1, li: 1, ul: 1, ol: 1, dl: 1, dt: 1, dd: 1,
+    tr: 1, td: 1, th: 1, table: 1, h1: 1, h2: 1, h3: 1, h4: 1, h5: 1, h6: 1,
+    img: 1, section: 1, article: 1, header: 1, footer: 1, blockquote: 1,
+    pre: 1, figure: 1, figcaption: 1, form: 1, nav: 1, aside: 1, main: 1
+  };
+
+  var HTML_NS = 'http://www.w3.org/1999/xhtml';
+
+  // Computed `display` values whose box is a block container (text inside
+  // lays out in lines of this box). Inline-level boxes, including
+  // inline-block, are not blocks: their text belongs to the paragraph around
+  // them.
+  function isBlockDisplay(display) {
+    switch (display) {
+      case 'block': case 'list-item': case 'flow-root': case 'flex':
+      case 'grid': case 'table': case 'table-cell': case 'table-caption':
+      case 'table-row': case 'table-row-group': case 'table-header-group':
+      case 'table-footer-group': case 'math':
+        return true;
+    }
+    // Multi-keyword forms: "block flow", "block flow list-item", ...
+    return display.indexOf('block') === 0 || display.indexOf('list-item') >= 0;
+  }
+
+  var WS = /\s+/g;
+  function normalise(text) {
+    return text.replace(WS, ' ').replace(/^ | $/g, '');
+  }
+
+  function round(n) {
+    return Math.round(n * 10) / 10;
+  }
+
+  function metaContent(metas, attr, key) {
+    for (var i = 0; i < metas.length; i++) {
+      var v = metas[i].getAttribute(attr);
+      if (v && v.toLowerCase() === key) {
+        var c = metas[i].getAttribute('content');
+        if (c !== null && normalise(c) !== '') return normalise(c);
+      }
+    }
+    return null;
+  }
+
+  function metaEither(metas, key) {
+    var v = metaContent(metas, 'property', key);
+    return v !== null ? v : metaContent(metas, 'name', key);
+  }
+
+  function readMeta(doc) {
+    var metas = doc.getElementsByTagName('meta');
+    var canonical = null;
+    var links = doc.getElementsByTagName('link');
+    for (var i = 0; i < links.length; i++) {
+      var rel = (links[i].getAttribute('rel') || '').toLowerCase().split(/\s+/);
+      for (var j = 0; j < rel.length; j++) {
+        if (rel[j] === 'canonical' && links[i].href) { canonical = links[i].href; break; }
+      }
+      if (canonical) break;
+    }
+    var title = normalise(doc.title || '');
+    return {
+      title: title === '' ? null : title,
+      og_title: metaEither(metas, 'og:title'),
+      og_description: metaEither(metas, 'og:description'),
+      og_site_name: metaEither(metas, 'og:site_name'),
+      og_url: metaEither(metas, 'og:url'),
+      description: metaContent(metas, 'name', 'description'),
+      twitter_title: metaEither(metas, 'twitter:title'),
+      twitter_description: metaEither(metas, 'twitter:description'),
+      canonical: canonical
+    };
+  }
+
+  function readLang(doc) {
+    var lang = doc.documentElement && doc.documentElement.getAttribute('lang');
+    if (!lang) {
+      lang = doc.documentElement && doc.documentElement.getAttribute('xml:lang');
+    }
+    if (!lang) {
+      lang = metaContent(doc.getElementsByTagName('meta'), 'http-equiv', 'content-language');
+    }
+    lang = lang ? normalise(lang) : '';
+    return lang === '' ? null : lang;
+  }
+
+  // The styled property names, read once per page from <body>.
+  function styleNames(bodyStyle) {
+    var names = [];
+    for (var i = 0; i < bodyStyle.length; i++) {
+      var name = bodyStyle[i];
+      if (name.charAt(0) === '-' || GEOMETRY[name] === 1) continue;
+      names[names.length] = name;
+    }
+    return names;
+  }
+
+  function selectorStep(el) {
+    var step = { tag: el.localName };
+    if (el.id) step.id = el.id;
+    var list = el.classList;
+    if (list && list.length) {
+      var classes = [];
+      for (var i = 0; i < list.length; i++) {
+        // Insertion sort: class lists are short, and Array.prototype.sort
+        // may be replaced by the page.
+        var c = list[i];
+        var j = classes.length;
+        while (j > 0 && classes[j - 1] > c) { classes[j] = classes[j - 1]; j--; }
+        classes[j] = c;
+      }
+      var unique = [];
+      for (var k = 0; k < classes.length; k++) {
+        if (k === 0 || classes[k] !== classes[k - 1]) unique[unique.length] = classes[k];
+      }
+      step.classes = unique;
+    }
+    return step;
+  }
+
+  function elementIndex(el) {
+    var i = 0;
+    for (var s = el.previousElementSibling; s; s = s.previousElementSibling) i++;
+    return i;
+  }
+
+  function capture(options) {
+    options = options || {};
+    var maxBlocks = options.maxBlocks || 50000;
+    var doc = document;
+    var win = window;
+    var html = doc.documentElement;
+    var body = doc.body;
+    var page = {
+      schema: VERSION,
+      url: String(doc.location ? doc.location.href : ''),
+      content_type: doc.contentType || null,
+      encoding: doc.characterSet || null,
+      lang: readLang(doc),
+      viewport: { width: win.innerWidth, height: win.innerHeight },
+      meta: readMeta(doc),
+      blocks: [],
+      truncated: false
+    };
+    if (!html || !body) return page;
+
+    var scrollX = win.scrollX || 0;
+    var scrollY = win.scrollY || 0;
+    var bodyStyle = win.getComputedStyle(body);
+    var names = styleNames(bodyStyle);
+    var bodyValues = {};
+    for (var n = 0; n < names.length; n++) {
+      bodyValues[names[n]] = bodyStyle.getPropertyValue(names[n]);
+    }
+    var hasCheckVisibility = typeof body.checkVisibility === 'function';
+    var range = doc.createRange();
+
+    // Per-element caches: element -> block entry (or null), visibility, link.
+    var blockOf = new WeakMap();
+    var visible = new WeakMap();
+    var entries = [];
+    var seq = 0;
+
+    function isVisible(el) {
+      var v = visible.get(el);
+      if (v !== undefined) return v;
+      if (hasCheckVisibility) {
+        v = el.checkVisibility({ visibilityProperty: true, opacityProperty: true });
+      } else {
+        v = el.getClientRects().length > 0 &&
+          win.getComputedStyle(el).visibility !== 'hidden';
+      }
+      visible.set(el, v);
+      return v;
+    }
+
+    // The nearest ancestor-or-self laid out as a block box with an area.
+    function findBlock(el) {
+      var path = [];
+      var found = null;
+      for (var e = el; e && e !== html; e = e.parentElement) {
+        var cached = blockOf.get(e);
+        if (cached !== undefined) { found = cached; break; }
+        path[path.length] = e;
+        var style = win.getComputedStyle(e);
+        if (isBlockDisplay(style.display)) {
+          var r = e.getBoundingClientRect();
+          if (r.width > 0 && r.height > 0) {
+            // A box of a pixel or less is a visually-hidden ("sr-only") box.
+            found = r.width > 1 && r.height > 1 ? newEntry(e, r, style) : null;
+            break;
+          }
+        }
+      }
+      for (var i = 0; i < path.length; i++) blockOf.set(path[i], found);
+      return found;
+    }
+
+    function newEntry(el, rect, style) {
+      if (entries.length >= maxBlocks) { page.truncated = true; return null; }
+      var entry = { el: el, rect: rect, style: style, parts: [], linkChars: 0, lastSeq: -2 };
+      entries[entries.length] = entry;
+      return entry;
+    }
+
+    function insideLink(el, blockEl) {
+      var a = el.closest ? el.closest('a[href]') : null;
+      return a !== null && (a === blockEl || blockEl.contains(a));
+    }
+
+    // SHOW_ELEMENT | SHOW_TEXT: elements only advance the sequence counter
+    // when they break lines, so text nodes either side are not adjacent.
+    var walker = doc.createTreeWalker(body, 1 | 4);
+    var node;
+    while ((node = walker.nextNode())) {
+      if (node.nodeType === 1) {
+        if (BREAKS[node.localName] === 1) seq++;
+        continue;
+      }
+      seq++;
+      var raw = node.nodeValue;
+      if (!raw || !/\S/.test(raw)) continue;
+      var parent = node.parentElement;
+      if (!parent || SKIP_TEXT_PARENT[parent.localName] === 1) continue;
+      // SVG and MathML text is drawing, not prose.
+      if (parent.namespaceURI !== HTML_NS) continue;
+      if (!isVisible(parent)) continue;
+      range.selectNodeContents(node);
+      var tr = range.getBoundingClientRect();
+      if (tr.width === 0 && tr.height === 0) continue;
+      // Entirely off the page (text-indent:-9999px image replacement, etc.).
+      if (tr.right + scrollX <= 0 || tr.bottom + scrollY <= 0) continue;
+      var entry = findBlock(parent);
+      if (!entry) continue;
+      var text = normalise(raw);
+      // Text nodes of one block that are not adjacent in document order were
+      // separated by another block or a <br>: keep a word boundary.
+      if (entry.parts.length > 0 && entry.lastSeq !== seq - 1) {
+        entry.parts[entry.parts.length] = ' ';
+      } else if (entry.parts.length > 0 && /^\s/.test(raw)) {
+        entry.parts[entry.parts.length] = ' ';
+      }
+      entry.parts[entry.parts.length] = text;
+      if (/\s$/.test(raw)) entry.parts[entry.parts.length] = ' ';
+      entry.lastSeq = seq;
+      if (insideLink(parent, entry.el)) entry.linkChars += text.length;
+    }
+
+    var blocks = page.blocks;
+    for (var b = 0; b < entries.length; b++) {
+      var en = entries[b];
+      var joined = '';
+      for (var q = 0; q < en.parts.length; q++) joined += en.parts[q];
+      var blockText = normalise(joined);
+      if (blockText === '') continue;
+      var style = {};
+      var cs = en.style;
+      for (var p = 0; p < names.length; p++) {
+        var value = cs.getPropertyValue(names[p]);
+        if (value !== bodyValues[names[p]]) style[names[p]] = value;
+      }
+      var depth = 0;
+      for (var d = en.el; d; d = d.parentElement) depth++;
+      var selector = [];
+      var nodePath = [];
+      for (var e = en.el; e; e = e.parentElement) {
+        depth--;
+        selector[depth] = selectorStep(e);
+        nodePath[depth] = elementIndex(e);
+      }
+      blocks[blocks.length] = {
+        text: blockText,
+        tag: en.el.localName,
+        link_text_len: Math.min(en.linkChars, blockText.length),
+        selector: selector,
+        node: nodePath,
+        bounds: {
+          x: round(en.rect.left + scrollX),
+          y: round(en.rect.top + scrollY),
+          width: round(en.rect.width),
+          height: round(en.rect.height)
+        },
+        style: style
+      };
+    }
+    range.detach();
+    return page;
+  }
+
+  // JSON without the page's `JSON` (which pages replace). Lone surrogates
+  // become U+FFFD: strict JSON parsers (serde_json) reject them.
+  function quote(s) {
+    var out = '"';
+    var start = 0;
+    for (var i = 0; i < s.length; i++) {
+      var c = s.charCodeAt(i);
+      var rep = null;
+      if (c === 34) rep = '\\"';
+      else if (c === 92) rep = '\\\\';
+      else if (c < 32) {
+        rep = c === 10 ? '\\n' : c === 13 ? '\\r' : c === 9 ? '\\t' :
+          '\\u' + ('000' + c.toString(16)).slice(-4);
+      } else if (c >= 0xd800 && c <= 0xdbff) {
+        var next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+        if (next >= 0xdc00 && next <= 0xdfff) { i++; continue; }
+        rep = '\ufffd';
+      } else if (c >= 0xdc00 && c <= 0xdfff) {
+        rep = '\ufffd';
+      }
+      if (rep !== null) {
+        out += s.slice(start, i) + rep;
+        start = i + 1;
+      }
+    }
+    return out + s.slice(start) + '"';
+  }
+
+  var toString = Object.prototype.toString;
+  var hasOwn = Object.prototype.hasOwnProperty;
+
+  function toJson(v) {
+    if (v === null || v === undefined) return 'null';
+    var t = typeof v;
+    if (t === 'string') return quote(v);
+    if (t === 'number') return isFinite(v) ? String(v) : 'null';
+    if (t === 'boolean') return v ? 'true' : 'false';
+    var out = '';
+    if (toString.call(v) === '[object Array]') {
+      for (var i = 0; i < v.length; i++) out += (i ? ',' : '') + toJson(v[i]);
+      return '[' + out + ']';
+    }
+    for (var k in v) {
+      if (hasOwn.call(v, k) && v[k] !== undefined) {
+        out += (out ? ',' : '') + quote(k) + ':' + toJson(v[k]);
+      }
+    }
+    return '{' + out + '}';
+  }
+
+  root.spiderCapture = {
+    version: VERSION,
+    capture: capture,
+    captureJson: function (options) { return toJson(capture(options)); },
+    toJson: toJson
+  };
+})(typeof window !== 'undefined' ? window : this);

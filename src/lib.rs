@@ -1,0 +1,39 @@
+//! spider learns how to read a website by looking at it.
+//!
+//! Article pages of one site share a template. spider renders several pages
+//! of a site in headless Chromium, records every text block's computed style
+//! and geometry, and (in later stages) learns per-site rules that extract
+//! the article from new pages of the site without a browser.
+//!
+//! # Layout
+//! - [`site`]: [`Site`], the name that groups a site's pages.
+//! - [`capture`]: render pages in Chromium and record their text blocks;
+//!   [`Capture`] is the JSON contract shared with the bookmarklet and import.
+//! - [`store`]: SQLite or PostgreSQL through sqlx; all SQL lives there.
+//! - [`cli`]: the `spider` command line.
+//!
+//! # Example
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use spider::capture::{chromium, CaptureOptions, Capturer, Target};
+//! use spider::{Site, Store};
+//!
+//! let capturer = Capturer::launch(CaptureOptions::new(chromium::find(None)?)).await?;
+//! let site = Site::new("example.com")?;
+//! let capture = capturer.capture(&Target::parse("page.html"), Some(&site)).await?;
+//! println!("{} blocks", capture.blocks.len());
+//! let store = Store::open("sqlite://spider.db").await?;
+//! store.put_capture(&capture).await?;
+//! capturer.close().await;
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub mod capture;
+pub mod cli;
+pub mod site;
+pub mod store;
+
+pub use capture::{Block, Capture, CaptureError};
+pub use site::Site;
+pub use store::{Store, StoreError};
