@@ -126,9 +126,13 @@ impl Session {
                 "MediaRouter,OptimizationHints,Translate",
             ));
         if options.offline {
-            // Every host name but localhost fails to resolve, at once: pages
-            // from disk never wait on hosts they cannot reach.
-            builder = builder.arg(("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost"));
+            // Every host but the loopback ones fails to resolve, at once:
+            // pages from disk never wait on hosts they cannot reach. (The
+            // rules apply to IP literals too, hence the loopback exclusions.)
+            builder = builder.arg((
+                "host-resolver-rules",
+                "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1, EXCLUDE [::1]",
+            ));
         }
         if running_as_root() {
             // Chromium refuses to start its sandbox as root.

@@ -2,14 +2,16 @@
 //! capture script, read the page source, close. Every step is bounded by a
 //! timeout, and the whole races the tab crashing and the browser dying.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventResponseReceived, GetResponseBodyParams, RequestId, ResourceType,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
+    GetResponseBodyParams, RequestId, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
@@ -130,13 +132,17 @@ async fn in_tab(
         .event_listener::<EventResponseReceived>()
         .await
         .map_err(|e| script_err(e.to_string()))?;
-    if mode == Mode::Capture {
+    let network = if mode == Mode::Capture {
         tab.execute(AddScriptToEvaluateOnNewDocumentParams::new(
             MUTATION_TRACKER,
         ))
         .await
         .map_err(|e| script_err(e.to_string()))?;
-    }
+        let network = NetworkActivity::track(tab).await;
+        Some(network.map_err(|e| script_err(e.to_string()))?)
+    } else {
+        None
+    };
 
     match tokio::time::timeout(options.load_timeout, tab.goto(url.as_str())).await {
         Ok(Ok(_)) => {}
@@ -180,31 +186,22 @@ async fn in_tab(
         return Ok(None);
     }
 
-    let content_type: String = evaluate(tab, "document.contentType", false)
-        .await
-        .map_err(&script_err)?;
-    if !matches!(content_type.as_str(), "text/html" | "application/xhtml+xml") {
-        return Err(CaptureError::NotHtml {
-            target: url,
-            reason: format!("the browser shows it as {content_type}"),
-        });
+    if let Some(network) = &network {
+        settle(tab, network, options).await.map_err(&script_err)?;
     }
-
-    let settle = format!(
-        "new Promise(function(resolve){{var t=window.__spiderMutations;var start=performance.now();\
-         (function check(){{var now=performance.now();var quiet=now-(t?t.last:0);\
-         if(quiet>={q}||now-start>={m})resolve(now-start);\
-         else setTimeout(check,Math.max(5,Math.min({q}-quiet,{m}-(now-start))));}})();}})",
-        q = options.settle_quiet.as_millis(),
-        m = options.settle_max.as_millis(),
-    );
-    let _waited: f64 = evaluate(tab, &settle, true).await.map_err(&script_err)?;
 
     let json = run_capture_script(tab, options.max_blocks)
         .await
         .map_err(&script_err)?;
     let scan: PageScan = serde_json::from_str(&json)
         .map_err(|e| script_err(format!("capture script returned bad JSON: {e}")))?;
+    let content_type = scan.content_type.as_deref().unwrap_or("unknown");
+    if !matches!(content_type, "text/html" | "application/xhtml+xml") {
+        return Err(CaptureError::NotHtml {
+            target: url,
+            reason: format!("the browser shows it as {content_type}"),
+        });
+    }
 
     let html = match &source.file_bytes {
         Some(bytes) => decode_html(bytes, scan.encoding.as_deref()),
@@ -221,6 +218,96 @@ async fn in_tab(
         html,
         agent: session.agent.clone(),
     }))
+}
+
+/// Requests in flight in one tab, from the protocol's network events.
+struct NetworkActivity {
+    state: Arc<Mutex<NetworkState>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+struct NetworkState {
+    in_flight: HashSet<RequestId>,
+    last_change: Instant,
+}
+
+impl NetworkActivity {
+    async fn track(tab: &Page) -> Result<NetworkActivity, chromiumoxide::error::CdpError> {
+        let mut sent = tab.event_listener::<EventRequestWillBeSent>().await?;
+        let mut finished = tab.event_listener::<EventLoadingFinished>().await?;
+        let mut failed = tab.event_listener::<EventLoadingFailed>().await?;
+        let state = Arc::new(Mutex::new(NetworkState {
+            in_flight: HashSet::new(),
+            last_change: Instant::now(),
+        }));
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let (id, started) = tokio::select! {
+                    Some(e) = sent.next() => (e.request_id.clone(), true),
+                    Some(e) = finished.next() => (e.request_id.clone(), false),
+                    Some(e) = failed.next() => (e.request_id.clone(), false),
+                    else => return,
+                };
+                let mut state = shared.lock().expect("network state lock is never poisoned");
+                if started {
+                    state.in_flight.insert(id);
+                } else {
+                    state.in_flight.remove(&id);
+                }
+                state.last_change = Instant::now();
+            }
+        });
+        Ok(NetworkActivity { state, task })
+    }
+
+    /// Requests in flight, and how long ago the last one started or ended.
+    fn snapshot(&self) -> (usize, Duration) {
+        let state = self
+            .state
+            .lock()
+            .expect("network state lock is never poisoned");
+        (state.in_flight.len(), state.last_change.elapsed())
+    }
+}
+
+impl Drop for NetworkActivity {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Waits for late content: until the DOM has not changed and no request has
+/// been in flight for `settle_quiet`, or `settle_max` has passed. Content a
+/// script fetches after `load` is thus captured, while a page that polls
+/// forever costs at most `settle_max`.
+async fn settle(
+    tab: &Page,
+    network: &NetworkActivity,
+    options: &CaptureOptions,
+) -> Result<(), String> {
+    const DOM_QUIET: &str =
+        "(function(){var t=window.__spiderMutations;return t?performance.now()-t.last:1e9;})()";
+    let quiet = options.settle_quiet;
+    let deadline = Instant::now() + options.settle_max;
+    loop {
+        let dom_quiet_ms: f64 = evaluate(tab, DOM_QUIET, false).await?;
+        let dom_quiet = Duration::from_secs_f64(dom_quiet_ms.max(0.0) / 1000.0);
+        let (in_flight, net_quiet) = network.snapshot();
+        if dom_quiet >= quiet && in_flight == 0 && net_quiet >= quiet {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(());
+        }
+        let wait = if in_flight > 0 {
+            Duration::from_millis(20)
+        } else {
+            quiet.saturating_sub(dom_quiet.min(net_quiet))
+        };
+        tokio::time::sleep(wait.clamp(Duration::from_millis(5), deadline - now)).await;
+    }
 }
 
 struct DocumentResponse {

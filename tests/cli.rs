@@ -1,0 +1,266 @@
+//! The `spider` binary as a user runs it: capture, import, sites, pages,
+//! exit statuses and messages.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::util::{PgDatabase, chromium, fixtures, temp_sqlite};
+
+fn spider(db: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spider"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("SPIDER_CHROMIUM", chromium())
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("run spider")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn example(page: &str) -> String {
+    fixtures()
+        .join("example-site")
+        .join(page)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn capture_then_list_sites_and_pages() {
+    let (_dir, db) = temp_sqlite();
+    let pages = ["first-frost.html", "river-survey.html", "night-trains.html"];
+    let mut args = vec!["capture", "--site", "example.test"];
+    let paths: Vec<String> = pages.iter().map(|p| example(p)).collect();
+    args.extend(paths.iter().map(String::as_str));
+    let out = spider(&db, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    // Not a terminal: one plain line per page, then a summary.
+    assert_eq!(err.matches("ok    file://").count(), 3, "{err}");
+    assert!(err.contains("captured 3 of 3 pages"), "{err}");
+    assert!(err.contains("3 new, 0 replaced"), "{err}");
+
+    // The same pages again replace the older captures.
+    let out = spider(&db, &args);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("0 new, 3 replaced"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = spider(&db, &["sites"]);
+    assert!(out.status.success());
+    let table = stdout(&out);
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("example.test"))
+        .expect(&table);
+    assert_eq!(line.split_whitespace().nth(1), Some("3"), "{table}");
+
+    let out = spider(&db, &["pages", "example.test", "--json"]);
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter()
+            .any(|r| r["title"] == "Night trains return to the northern line")
+    );
+    assert!(rows.iter().all(|r| r["blocks"].as_i64().unwrap() > 10));
+
+    let out = spider(&db, &["pages", "nobody.test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no captures of site nobody.test"));
+}
+
+#[test]
+fn a_directory_is_captured_and_the_site_comes_from_the_canonical_url() {
+    let (_dir, db) = temp_sqlite();
+    let out = spider(
+        &db,
+        &[
+            "capture",
+            &fixtures().join("example-site").display().to_string(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = spider(&db, &["sites", "--json"]);
+    let sites: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(sites.len(), 1);
+    assert_eq!(sites[0]["site"], "example.test");
+    assert_eq!(sites[0]["pages"], 4);
+}
+
+#[test]
+fn failed_pages_give_exit_status_1_and_a_summary() {
+    let (dir, db) = temp_sqlite();
+    let empty = dir.path().join("empty.html");
+    std::fs::write(&empty, "").unwrap();
+    let out = spider(
+        &db,
+        &[
+            "capture",
+            "--site",
+            "example.test",
+            &example("bread-oven.html"),
+            &empty.display().to_string(),
+            "/no/such/page.html",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("captured 1 of 3 pages"), "{err}");
+    assert!(err.contains("2 page(s) failed"), "{err}");
+    assert!(err.contains("empty file"), "{err}");
+    assert!(err.contains("/no/such/page.html"), "{err}");
+    // The good page is stored all the same.
+    let out = spider(&db, &["pages", "example.test", "--json"]);
+    assert_eq!(stdout(&out).lines().count(), 1);
+}
+
+#[test]
+fn json_output_can_be_imported_elsewhere() {
+    let (dir, db) = temp_sqlite();
+    let out = spider(
+        &db,
+        &[
+            "capture",
+            "--json",
+            "--site",
+            "example.test",
+            &example("first-frost.html"),
+            &example("bread-oven.html"),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jsonl = stdout(&out);
+    assert_eq!(jsonl.lines().count(), 2);
+    // --json stores nothing.
+    assert!(!Path::new(db.trim_start_matches("sqlite://")).exists());
+
+    // Good lines are stored; bad ones are reported by line number.
+    let file = dir.path().join("captures.jsonl");
+    let mut f = std::fs::File::create(&file).unwrap();
+    let mut lines = jsonl.lines();
+    writeln!(f, "{}", lines.next().unwrap()).unwrap();
+    writeln!(f, "{{\"schema\":1,\"site\":\"x.com\"}}").unwrap();
+    writeln!(f).unwrap();
+    writeln!(f, "this is not json").unwrap();
+    writeln!(f, "{}", lines.next().unwrap()).unwrap();
+    drop(f);
+    let out = spider(&db, &["import", &file.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("line 2: invalid capture: missing field"),
+        "{err}"
+    );
+    assert!(err.contains("line 4: invalid capture"), "{err}");
+    assert!(err.contains("imported 2 capture(s)"), "{err}");
+    let out = spider(&db, &["pages", "example.test", "--json"]);
+    assert_eq!(stdout(&out).lines().count(), 2);
+
+    // Standard input works too, and re-importing replaces.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spider"))
+        .args(["--db", &db, "import", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(jsonl.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = spider(&db, &["pages", "example.test", "--json"]);
+    assert_eq!(stdout(&out).lines().count(), 2);
+}
+
+#[tokio::test]
+async fn postgres_works_the_same() {
+    let pg = PgDatabase::create().await;
+    let url = pg.url.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        spider(
+            &url,
+            &[
+                "capture",
+                "--site",
+                "example.test",
+                &example("night-trains.html"),
+                &example("bread-oven.html"),
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = pg.url.clone();
+    let out = tokio::task::spawn_blocking(move || spider(&url, &["sites"]))
+        .await
+        .unwrap();
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with("example.test") && l.contains(" 2 ")),
+        "{}",
+        stdout(&out)
+    );
+    pg.drop_now().await;
+}
+
+#[test]
+fn fatal_errors_give_exit_status_2() {
+    let out = spider("mysql://x", &["sites"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unsupported database URL"),
+        "{}",
+        stderr(&out)
+    );
+
+    let (_dir, db) = temp_sqlite();
+    let out = Command::new(env!("CARGO_BIN_EXE_spider"))
+        .args([
+            "--db",
+            &db,
+            "capture",
+            "--chromium",
+            "/nonexistent/chromium",
+            "x.html",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("Chromium not found at /nonexistent/chromium"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = spider(&db, &["capture", "--site", "bad site!", "x.html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid site name"),
+        "{}",
+        stderr(&out)
+    );
+}

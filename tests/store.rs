@@ -1,0 +1,204 @@
+//! The store on both backends: the same tests run on SQLite and PostgreSQL.
+
+use std::collections::BTreeMap;
+
+use spider::capture::{Bounds, Capture, Meta, SCHEMA_VERSION, SelectorStep, Viewport};
+use spider::store::{Store, Stored};
+use spider::{Block, Site};
+use time::OffsetDateTime;
+
+use crate::util::{PgDatabase, temp_sqlite};
+
+fn capture(site: &str, url: &str, text: &str) -> Capture {
+    Capture {
+        schema: SCHEMA_VERSION,
+        site: Site::new(site).unwrap(),
+        url: url.to_string(),
+        captured_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
+        viewport: Viewport::default(),
+        lang: Some("en".into()),
+        meta: Meta {
+            title: Some(format!("{text} | Site")),
+            og_title: Some(text.to_string()),
+            ..Meta::default()
+        },
+        html: format!("<html><body><p class=\"x\">{text}</p></body></html>"),
+        blocks: vec![Block {
+            text: text.to_string(),
+            tag: "p".into(),
+            link_text_len: 0,
+            selector: vec![
+                SelectorStep {
+                    tag: "html".into(),
+                    id: None,
+                    classes: vec![],
+                },
+                SelectorStep {
+                    tag: "body".into(),
+                    id: None,
+                    classes: vec![],
+                },
+                SelectorStep {
+                    tag: "p".into(),
+                    id: None,
+                    classes: vec!["x".into()],
+                },
+            ],
+            node: vec![0, 1, 0],
+            bounds: Bounds {
+                x: 8.0,
+                y: 8.0,
+                width: 1264.0,
+                height: 18.5,
+            },
+            style: BTreeMap::from([("font-size".to_string(), "18px".to_string())]),
+        }],
+        truncated: false,
+        agent: Some("test".into()),
+    }
+}
+
+/// Runs one async test body against SQLite and against PostgreSQL.
+macro_rules! on_both_backends {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn sqlite() {
+                let (_dir, url) = temp_sqlite();
+                let store = Store::open(&url).await.unwrap();
+                assert_eq!(store.backend(), "sqlite");
+                ($body)(store.clone()).await;
+                store.close().await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let db = PgDatabase::create().await;
+                let store = Store::open(&db.url).await.unwrap();
+                assert_eq!(store.backend(), "postgres");
+                ($body)(store.clone()).await;
+                store.close().await;
+                db.drop_now().await;
+            }
+        }
+    };
+}
+
+on_both_backends!(round_trip, |store: Store| async move {
+    let original = capture("example.com", "https://example.com/a", "Hello, wörld 🕷");
+    assert_eq!(
+        store.put_capture(&original).await.unwrap(),
+        Stored::Inserted
+    );
+    let back = store.captures(&original.site).await.unwrap();
+    assert_eq!(back, vec![original]);
+});
+
+on_both_backends!(same_page_twice_replaces, |store: Store| async move {
+    let site = Site::new("example.com").unwrap();
+    let first = capture("example.com", "https://example.com/a", "First version");
+    let second = capture("example.com", "https://example.com/a", "Second version");
+    let other = capture("example.com", "https://example.com/b", "Other page");
+    assert_eq!(store.put_capture(&first).await.unwrap(), Stored::Inserted);
+    assert_eq!(store.put_capture(&other).await.unwrap(), Stored::Inserted);
+    assert_eq!(store.put_capture(&second).await.unwrap(), Stored::Replaced);
+    let stored = store.captures(&site).await.unwrap();
+    assert_eq!(stored.len(), 2);
+    assert_eq!(stored[0].blocks[0].text, "Second version");
+    let pages = store.pages(&site).await.unwrap();
+    assert_eq!(pages.len(), 2);
+    assert_eq!(pages[0].url, "https://example.com/a");
+    assert_eq!(pages[0].title.as_deref(), Some("Second version"));
+    assert_eq!(pages[0].blocks, 1);
+});
+
+on_both_backends!(
+    sites_are_listed_with_page_counts,
+    |store: Store| async move {
+        for (site, page) in [
+            ("b.org", "1"),
+            ("a.com", "1"),
+            ("a.com", "2"),
+            ("a.com", "3"),
+        ] {
+            let c = capture(site, &format!("https://{site}/{page}"), "text");
+            store.put_capture(&c).await.unwrap();
+        }
+        let sites = store.sites().await.unwrap();
+        let summary: Vec<(&str, i64)> = sites.iter().map(|s| (s.site.as_str(), s.pages)).collect();
+        assert_eq!(summary, vec![("a.com", 3), ("b.org", 1)]);
+        assert_eq!(
+            sites[0].last_captured_at,
+            Some(OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap())
+        );
+        assert!(
+            store
+                .pages(&Site::new("nobody.net").unwrap())
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+);
+
+on_both_backends!(
+    hostile_strings_are_stored_as_data,
+    |store: Store| async move {
+        let url = "https://example.com/x?q=1'); DROP TABLE capture; --";
+        let c = capture("example.com", url, "Robert'); DROP TABLE site;--");
+        store.put_capture(&c).await.unwrap();
+        let back = store.captures(&c.site).await.unwrap();
+        assert_eq!(back[0].url, url);
+        assert_eq!(back[0].blocks[0].text, "Robert'); DROP TABLE site;--");
+        assert_eq!(store.sites().await.unwrap().len(), 1);
+    }
+);
+
+/// A capture that fails half-way leaves nothing behind: the site row written
+/// before the failing capture row is rolled back with it. (PostgreSQL
+/// refuses NUL characters in text; `Capture::validate` normally stops them.)
+#[tokio::test]
+async fn a_failed_capture_is_not_half_written() {
+    let db = PgDatabase::create().await;
+    let store = Store::open(&db.url).await.unwrap();
+    let mut bad = capture("half.example", "https://half.example/a", "text");
+    bad.html = "<p>nul \0 byte</p>".into();
+    assert!(store.put_capture(&bad).await.is_err());
+    assert!(
+        store.sites().await.unwrap().is_empty(),
+        "the site row was left behind"
+    );
+    store.close().await;
+    db.drop_now().await;
+}
+
+#[tokio::test]
+async fn unknown_database_urls_are_refused() {
+    let err = Store::open("mysql://root@localhost/x").await.unwrap_err();
+    assert!(
+        err.to_string().contains("unsupported database URL"),
+        "{err}"
+    );
+    let err = Store::open("postgres://nobody:secret@127.0.0.1:1/x")
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("cannot open database"), "{message}");
+    assert!(!message.contains("secret"), "password leaked: {message}");
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent() {
+    let (_dir, url) = temp_sqlite();
+    let store = Store::open(&url).await.unwrap();
+    store
+        .put_capture(&capture("a.com", "https://a.com/", "x"))
+        .await
+        .unwrap();
+    store.close().await;
+    let store = Store::open(&url).await.unwrap();
+    assert_eq!(store.sites().await.unwrap().len(), 1);
+    store.close().await;
+}
