@@ -2,8 +2,8 @@
 //! text, place in the document, geometry and computed style.
 //!
 //! A [`Capture`] is the contract between capture, `spider import`, the
-//! bookmarklet and the learner (its JSON form is documented in
-//! `docs/capture-schema.md`). The in-page half lives in
+//! bookmarklet and the learner (its JSON form is documented in the README,
+//! "The capture JSON schema"). The in-page half lives in
 //! `bookmarklet/capture.js`, shared verbatim with the bookmarklet; this module
 //! drives Chromium ([`Capturer`]), reads page sources ([`Target`]) and
 //! validates captures that come from elsewhere ([`Capture::validate`]).

@@ -2,12 +2,13 @@
 //! capture script, read the page source, close. Every step is bounded by a
 //! timeout, and the whole races the tab crashing and the browser dying.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use chromiumoxide::Page;
+use chromiumoxide::listeners::EventStream;
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
@@ -44,6 +45,10 @@ pub(crate) struct PageScan {
     pub meta: Meta,
     pub blocks: Vec<Block>,
     pub truncated: bool,
+    #[serde(default)]
+    pub timings: Option<serde_json::Value>,
+    #[serde(default)]
+    pub json_ms: Option<f64>,
 }
 
 /// A scan plus what the Rust side adds to it.
@@ -132,7 +137,7 @@ async fn in_tab(
         .event_listener::<EventResponseReceived>()
         .await
         .map_err(|e| script_err(e.to_string()))?;
-    let network = if mode == Mode::Capture {
+    let mut network = if mode == Mode::Capture {
         tab.execute(AddScriptToEvaluateOnNewDocumentParams::new(
             MUTATION_TRACKER,
         ))
@@ -144,7 +149,10 @@ async fn in_tab(
         None
     };
 
-    match tokio::time::timeout(options.load_timeout, tab.goto(url.as_str())).await {
+    let navigation = Instant::now();
+    let goto = tokio::time::timeout(options.load_timeout, tab.goto(url.as_str())).await;
+    tracing::debug!("{url}: navigation {:?}", navigation.elapsed());
+    match goto {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => {
             return Err(CaptureError::Navigation {
@@ -186,15 +194,26 @@ async fn in_tab(
         return Ok(None);
     }
 
-    if let Some(network) = &network {
-        settle(tab, network, options).await.map_err(&script_err)?;
+    let loaded = Instant::now();
+    if let Some(network) = &mut network {
+        // Requests of the navigation itself are not late content.
+        network.mark();
+        settle(tab, network, loaded, options).await.map_err(&script_err)?;
     }
-
+    let settled = Instant::now();
     let json = run_capture_script(tab, options.max_blocks)
         .await
         .map_err(&script_err)?;
     let scan: PageScan = serde_json::from_str(&json)
         .map_err(|e| script_err(format!("capture script returned bad JSON: {e}")))?;
+    tracing::debug!(
+        "{url}: settled in {:?}, capture script {:?} ({} bytes of JSON; in page: {:?}, json {:?} ms)",
+        settled - loaded,
+        settled.elapsed(),
+        json.len(),
+        scan.timings,
+        scan.json_ms,
+    );
     let content_type = scan.content_type.as_deref().unwrap_or("unknown");
     if !matches!(content_type, "text/html" | "application/xhtml+xml") {
         return Err(CaptureError::NotHtml {
@@ -221,90 +240,135 @@ async fn in_tab(
 }
 
 /// Requests in flight in one tab, from the protocol's network events.
+///
+/// The events come on three streams, so a request's end can be read before
+/// its start: ends seen first are remembered, and such a start is ignored.
+/// The streams are drained right after an evaluation returns; the protocol
+/// delivers events in order, so every request the page had started by then
+/// is counted.
 struct NetworkActivity {
-    state: Arc<Mutex<NetworkState>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-struct NetworkState {
-    in_flight: HashSet<RequestId>,
+    sent: EventStream<EventRequestWillBeSent>,
+    finished: EventStream<EventLoadingFinished>,
+    failed: EventStream<EventLoadingFailed>,
+    in_flight: HashMap<RequestId, String>,
+    ended_early: HashSet<RequestId>,
+    /// Counted requests started since [`NetworkActivity::mark`].
+    started_since_mark: usize,
     last_change: Instant,
 }
 
 impl NetworkActivity {
     async fn track(tab: &Page) -> Result<NetworkActivity, chromiumoxide::error::CdpError> {
-        let mut sent = tab.event_listener::<EventRequestWillBeSent>().await?;
-        let mut finished = tab.event_listener::<EventLoadingFinished>().await?;
-        let mut failed = tab.event_listener::<EventLoadingFailed>().await?;
-        let state = Arc::new(Mutex::new(NetworkState {
-            in_flight: HashSet::new(),
+        Ok(NetworkActivity {
+            sent: tab.event_listener::<EventRequestWillBeSent>().await?,
+            finished: tab.event_listener::<EventLoadingFinished>().await?,
+            failed: tab.event_listener::<EventLoadingFailed>().await?,
+            in_flight: HashMap::new(),
+            ended_early: HashSet::new(),
+            started_since_mark: 0,
             last_change: Instant::now(),
-        }));
-        let shared = state.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let (id, started) = tokio::select! {
-                    Some(e) = sent.next() => (e.request_id.clone(), true),
-                    Some(e) = finished.next() => (e.request_id.clone(), false),
-                    Some(e) = failed.next() => (e.request_id.clone(), false),
-                    else => return,
-                };
-                let mut state = shared.lock().expect("network state lock is never poisoned");
-                if started {
-                    state.in_flight.insert(id);
-                } else {
-                    state.in_flight.remove(&id);
-                }
-                state.last_change = Instant::now();
+        })
+    }
+
+    /// Reads what arrived so far, then counts new requests from here on.
+    fn mark(&mut self) {
+        self.pump();
+        self.started_since_mark = 0;
+    }
+
+    /// Reads every event received so far.
+    fn pump(&mut self) {
+        let now = Instant::now();
+        let mut ended = Vec::new();
+        while let Some(Some(e)) = self.finished.next().now_or_never() {
+            ended.push(e.request_id.clone());
+        }
+        while let Some(Some(e)) = self.failed.next().now_or_never() {
+            ended.push(e.request_id.clone());
+        }
+        while let Some(Some(e)) = self.sent.next().now_or_never() {
+            // Only requests that can bring text or styles: not images,
+            // fonts, media, the browser's favicon, or streams that never end.
+            let counts = matches!(
+                e.r#type,
+                Some(
+                    ResourceType::Document
+                        | ResourceType::Stylesheet
+                        | ResourceType::Script
+                        | ResourceType::Xhr
+                        | ResourceType::Fetch
+                )
+            );
+            if !counts {
+                continue;
             }
-        });
-        Ok(NetworkActivity { state, task })
-    }
-
-    /// Requests in flight, and how long ago the last one started or ended.
-    fn snapshot(&self) -> (usize, Duration) {
-        let state = self
-            .state
-            .lock()
-            .expect("network state lock is never poisoned");
-        (state.in_flight.len(), state.last_change.elapsed())
-    }
-}
-
-impl Drop for NetworkActivity {
-    fn drop(&mut self) {
-        self.task.abort();
+            self.started_since_mark += 1;
+            self.last_change = now;
+            if !self.ended_early.remove(&e.request_id) {
+                self.in_flight.insert(e.request_id.clone(), e.request.url.clone());
+            }
+        }
+        for id in ended {
+            self.last_change = now;
+            if self.in_flight.remove(&id).is_none() {
+                self.ended_early.insert(id);
+            }
+        }
     }
 }
 
-/// Waits for late content: until the DOM has not changed and no request has
-/// been in flight for `settle_quiet`, or `settle_max` has passed. Content a
-/// script fetches after `load` is thus captured, while a page that polls
-/// forever costs at most `settle_max`.
+/// Waits for late content, at most `settle_max`. A page where nothing
+/// happened since its `load` event (no DOM change, no request) is done at
+/// once; otherwise the DOM must be unchanged and the network idle for
+/// `settle_quiet`. Content a script fetches after `load` is thus captured,
+/// static pages pay nothing, and a page that polls forever pays the cap.
 async fn settle(
     tab: &Page,
-    network: &NetworkActivity,
+    network: &mut NetworkActivity,
+    loaded_at: Instant,
     options: &CaptureOptions,
 ) -> Result<(), String> {
-    const DOM_QUIET: &str =
-        "(function(){var t=window.__spiderMutations;return t?performance.now()-t.last:1e9;})()";
+    // [ms since the last DOM change, ms since the load event or -1]
+    const PAGE_ACTIVITY: &str = "(function(){var t=window.__spiderMutations;var now=performance.now();\
+        var n=performance.getEntriesByType('navigation')[0];\
+        var load=n&&n.loadEventStart>0?now-n.loadEventStart:-1;\
+        return [t?now-t.last:1e9,load];})()";
     let quiet = options.settle_quiet;
-    let deadline = Instant::now() + options.settle_max;
+    let deadline = loaded_at + options.settle_max;
+    let mut first = true;
     loop {
-        let dom_quiet_ms: f64 = evaluate(tab, DOM_QUIET, false).await?;
+        let (dom_quiet_ms, since_load_ms): (f64, f64) = evaluate(tab, PAGE_ACTIVITY, false).await?;
+        network.pump();
         let dom_quiet = Duration::from_secs_f64(dom_quiet_ms.max(0.0) / 1000.0);
-        let (in_flight, net_quiet) = network.snapshot();
-        if dom_quiet >= quiet && in_flight == 0 && net_quiet >= quiet {
+        let idle = network.in_flight.is_empty();
+        if first {
+            first = false;
+            let loaded = since_load_ms >= 0.0;
+            let dom_still = dom_quiet_ms >= since_load_ms;
+            let no_new_requests = network.started_since_mark == 0;
+            if loaded && dom_still && idle && no_new_requests {
+                return Ok(());
+            }
+
+
+        }
+        let net_quiet = network.last_change.elapsed();
+        if idle && dom_quiet >= quiet && net_quiet >= quiet {
             return Ok(());
         }
         let now = Instant::now();
         if now >= deadline {
+            tracing::debug!(
+                "settle gave up after {:?}; in flight: {:?}",
+                options.settle_max,
+                network.in_flight.values().collect::<Vec<_>>()
+            );
             return Ok(());
         }
-        let wait = if in_flight > 0 {
-            Duration::from_millis(20)
-        } else {
+        let wait = if idle {
             quiet.saturating_sub(dom_quiet.min(net_quiet))
+        } else {
+            Duration::from_millis(20)
         };
         tokio::time::sleep(wait.clamp(Duration::from_millis(5), deadline - now)).await;
     }
@@ -317,7 +381,7 @@ struct DocumentResponse {
 
 /// The first main-document response seen in the tab, if any yet.
 fn main_response(
-    responses: &mut chromiumoxide::listeners::EventStream<EventResponseReceived>,
+    responses: &mut EventStream<EventResponseReceived>,
 ) -> Option<DocumentResponse> {
     let mut found = None;
     while let Some(Some(event)) = responses.next().now_or_never() {
