@@ -34,7 +34,9 @@ fn parse_args() -> Args {
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--corpus" => args.corpus = PathBuf::from(it.next().expect("--corpus DIR")),
-            "--pages" => args.pages = Some(it.next().expect("--pages N").parse().expect("a number")),
+            "--pages" => {
+                args.pages = Some(it.next().expect("--pages N").parse().expect("a number"))
+            }
             "--tabs" => args.tabs = it.next().expect("--tabs N").parse().expect("a number"),
             "--bench" => {}
             other => panic!("unknown argument {other}"),
@@ -54,7 +56,10 @@ fn corpus_pages(corpus: &Path, limit: Option<usize>) -> Vec<PathBuf> {
     });
     let mut lines = manifest.lines();
     let header: Vec<&str> = lines.next().expect("manifest header").split('\t').collect();
-    let html_col = header.iter().position(|h| *h == "html").expect("html column");
+    let html_col = header
+        .iter()
+        .position(|h| *h == "html")
+        .expect("html column");
     let all: Vec<PathBuf> = lines
         .filter(|l| !l.trim().is_empty())
         .map(|l| corpus.join(l.split('\t').nth(html_col).expect("html path")))
@@ -114,32 +119,33 @@ async fn main() {
     }
 
     // Side by side: each page navigated and captured, alternating the order.
-    let paired: Vec<(Option<f64>, Option<f64>, usize)> = futures::stream::iter(targets.iter().enumerate())
-        .map(|(i, target)| {
-            let capturer = &capturer;
-            async move {
-                let capture_once = || async {
-                    let started = Instant::now();
-                    let capture = capturer.capture(target, None).await;
-                    capture.map(|c| (ms(started.elapsed()), c.blocks.len()))
-                };
-                let (nav, cap) = if i % 2 == 0 {
-                    let nav = capturer.navigate(target).await.map(ms);
-                    (nav, capture_once().await)
-                } else {
-                    let cap = capture_once().await;
-                    (capturer.navigate(target).await.map(ms), cap)
-                };
-                if let Err(e) = &cap {
-                    eprintln!("capture failed: {e}");
+    let paired: Vec<(Option<f64>, Option<f64>, usize)> =
+        futures::stream::iter(targets.iter().enumerate())
+            .map(|(i, target)| {
+                let capturer = &capturer;
+                async move {
+                    let capture_once = || async {
+                        let started = Instant::now();
+                        let capture = capturer.capture(target, None).await;
+                        capture.map(|c| (ms(started.elapsed()), c.blocks.len()))
+                    };
+                    let (nav, cap) = if i % 2 == 0 {
+                        let nav = capturer.navigate(target).await.map(ms);
+                        (nav, capture_once().await)
+                    } else {
+                        let cap = capture_once().await;
+                        (capturer.navigate(target).await.map(ms), cap)
+                    };
+                    if let Err(e) = &cap {
+                        eprintln!("capture failed: {e}");
+                    }
+                    let blocks = cap.as_ref().map_or(0, |(_, b)| *b);
+                    (nav.ok(), cap.ok().map(|(t, _)| t), blocks)
                 }
-                let blocks = cap.as_ref().map_or(0, |(_, b)| *b);
-                (nav.ok(), cap.ok().map(|(t, _)| t), blocks)
-            }
-        })
-        .buffer_unordered(args.tabs)
-        .collect()
-        .await;
+            })
+            .buffer_unordered(args.tabs)
+            .collect()
+            .await;
     let both: Vec<(f64, f64, usize)> = paired
         .iter()
         .filter_map(|(n, c, b)| Some(((*n)?, (*c)?, *b)))

@@ -12,9 +12,11 @@
  * page cannot know about itself: `site`, `captured_at` and the page source as
  * served (`html`). The JSON schema is documented in README.md.
  *
- * Pages are hostile environments: they replace `Array.prototype` methods,
- * `JSON`, even `Map`. So this script never calls `JSON`, never uses array
- * methods (it appends with `a[a.length] = x`) and serialises by itself.
+ * Pages are hostile environments: they replace `Array.prototype` methods and
+ * `JSON`, and form controls shadow element properties. So this script never
+ * calls `JSON`, never uses array methods (it appends with `a[a.length] = x`),
+ * serialises by itself and reads the DOM through accessors taken from the
+ * prototypes.
  * Everything is computed in one pass over the text nodes, with per-element
  * caches, because the capture's cost is measured against bare navigation.
  */
@@ -62,17 +64,49 @@
       case 'block': case 'list-item': case 'flow-root': case 'flex':
       case 'grid': case 'table': case 'table-cell': case 'table-caption':
       case 'table-row': case 'table-row-group': case 'table-header-group':
-      case 'table-footer-group': case 'math':
+      case 'table-footer-group': case 'math': case '-webkit-box':
         return true;
     }
     // Multi-keyword forms: "block flow", "block flow list-item", ...
     return display.indexOf('block') === 0 || display.indexOf('list-item') >= 0;
   }
 
-  var WS = /\s+/g;
+  // \u0085 (NEL) is whitespace to Unicode (and Rust) but not to JS `\s`.
+  var WS = /[\s\u0085]+/g;
+  var NON_WS = /[^\s\u0085]/;
   function normalise(text) {
     return text.replace(WS, ' ').replace(/^ | $/g, '');
   }
+
+  // Length in code points, as Rust counts `chars()`, not UTF-16 units.
+  function codePoints(text) {
+    var n = 0;
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      if (c >= 0xdc00 && c <= 0xdfff && i > 0) {
+        var p = text.charCodeAt(i - 1);
+        if (p >= 0xd800 && p <= 0xdbff) continue;
+      }
+      n++;
+    }
+    return n;
+  }
+
+  // DOM accessors taken from the prototypes: a form's controls shadow its
+  // properties (`<input name=id>` makes `form.id` an element), so the
+  // script never reads `el.id`, `el.localName` and the like directly.
+  function getter(proto, name) {
+    return Object.getOwnPropertyDescriptor(proto, name).get;
+  }
+  var EP = Element.prototype;
+  var localNameOf = getter(EP, 'localName');
+  var parentOf = getter(Node.prototype, 'parentElement');
+  var previousOf = getter(EP, 'previousElementSibling');
+  var getAttribute = EP.getAttribute;
+  var closest = EP.closest;
+  var rectOf = EP.getBoundingClientRect;
+  var checkVisibility = EP.checkVisibility;
+  var clientRects = EP.getClientRects;
 
   function round(n) {
     return Math.round(n * 10) / 10;
@@ -142,13 +176,17 @@
     return names;
   }
 
+  var CLASS_SEP = /[\t\n\f\r ]+/;
   function selectorStep(el) {
-    var step = { tag: el.localName };
-    if (el.id) step.id = el.id;
-    var list = el.classList;
-    if (list && list.length) {
+    var step = { tag: localNameOf.call(el) };
+    var id = getAttribute.call(el, 'id');
+    if (id) step.id = id;
+    var attr = getAttribute.call(el, 'class');
+    var list = attr ? attr.split(CLASS_SEP) : [];
+    if (list.length) {
       var classes = [];
       for (var i = 0; i < list.length; i++) {
+        if (list[i] === '') continue;
         // Insertion sort: class lists are short, and Array.prototype.sort
         // may be replaced by the page.
         var c = list[i];
@@ -193,7 +231,7 @@
     for (var n = 0; n < names.length; n++) {
       bodyValues[names[n]] = bodyStyle.getPropertyValue(names[n]);
     }
-    var hasCheckVisibility = typeof body.checkVisibility === 'function';
+    var hasCheckVisibility = typeof checkVisibility === 'function';
     var range = doc.createRange();
 
     // Per-element caches: element -> block entry (or null), visibility, link.
@@ -207,32 +245,58 @@
       var v = visible.get(el);
       if (v !== undefined) return v;
       if (hasCheckVisibility) {
-        v = el.checkVisibility({ visibilityProperty: true, opacityProperty: true });
+        v = checkVisibility.call(el, { visibilityProperty: true, opacityProperty: true });
       } else {
-        v = el.getClientRects().length > 0 &&
+        v = clientRects.call(el).length > 0 &&
           win.getComputedStyle(el).visibility !== 'hidden';
       }
       visible.set(el, v);
       return v;
     }
 
-    // The nearest ancestor-or-self laid out as a block box with an area.
+    // Whether an element clips its content away: a box that hides its
+    // overflow and has no area (collapsed accordions, closed menus).
+    var clipsAll = new WeakMap();
+    function clipsAway(el) {
+      var v = clipsAll.get(el);
+      if (v !== undefined) return v;
+      var style = win.getComputedStyle(el);
+      v = false;
+      if (style.overflowX !== 'visible' || style.overflowY !== 'visible') {
+        var r = rectOf.call(el);
+        v = r.width === 0 || r.height === 0;
+      }
+      clipsAll.set(el, v);
+      return v;
+    }
+
+    // The nearest ancestor-or-self laid out as a block box with an area, or
+    // null when the text is clipped away or sits in a visually-hidden box.
     function findBlock(el) {
       var path = [];
       var found = null;
-      for (var e = el; e && e !== html; e = e.parentElement) {
+      var e;
+      for (e = el; e && e !== html; e = parentOf.call(e)) {
         var cached = blockOf.get(e);
         if (cached !== undefined) { found = cached; break; }
         path[path.length] = e;
         var style = win.getComputedStyle(e);
         if (isBlockDisplay(style.display)) {
-          var r = e.getBoundingClientRect();
+          var r = rectOf.call(e);
           if (r.width > 0 && r.height > 0) {
             // A box of a pixel or less is a visually-hidden ("sr-only") box.
-            found = r.width > 1 && r.height > 1 ? newEntry(e, r, style) : null;
+            found = r.width > 1 && r.height > 1 ? e : null;
             break;
           }
+          if (clipsAway(e)) { found = null; break; }
         }
+      }
+      if (found !== null && cached === undefined) {
+        // A block inside a clipping box without area is hidden too.
+        for (var a = parentOf.call(found); a && a !== html; a = parentOf.call(a)) {
+          if (clipsAway(a)) { found = null; break; }
+        }
+        if (found !== null) found = newEntry(found, rectOf.call(found), win.getComputedStyle(found));
       }
       for (var i = 0; i < path.length; i++) blockOf.set(path[i], found);
       return found;
@@ -253,7 +317,7 @@
       var known = siblingIndex.get(el);
       if (known !== undefined) return known;
       var i = 0;
-      for (var s = el.previousElementSibling; s; s = s.previousElementSibling) {
+      for (var s = previousOf.call(el); s; s = previousOf.call(s)) {
         var k = siblingIndex.get(s);
         if (k !== undefined) { i += k + 1; break; }
         i++;
@@ -262,9 +326,10 @@
       return i;
     }
 
-    function insideLink(el, blockEl) {
-      var a = el.closest ? el.closest('a[href]') : null;
-      return a !== null && (a === blockEl || blockEl.contains(a));
+    // Text inside a link, including blocks that sit inside one (a card or
+    // teaser whose whole headline is a link).
+    function insideLink(el) {
+      return closest.call(el, 'a[href]') !== null;
     }
 
     // SHOW_ELEMENT | SHOW_TEXT: elements only advance the sequence counter
@@ -274,14 +339,13 @@
     var node;
     while ((node = walker.nextNode())) {
       if (node.nodeType === 1) {
-        if (BREAKS[node.localName] === 1) seq++;
+        if (BREAKS[localNameOf.call(node)] === 1) seq++;
         continue;
       }
-      seq++;
       var raw = node.nodeValue;
-      if (!raw || !/\S/.test(raw)) continue;
-      var parent = node.parentElement;
-      if (!parent || SKIP_TEXT_PARENT[parent.localName] === 1) continue;
+      if (!raw || !NON_WS.test(raw)) continue;
+      var parent = parentOf.call(node);
+      if (!parent || SKIP_TEXT_PARENT[localNameOf.call(parent)] === 1) continue;
       // SVG and MathML text is drawing, not prose.
       if (parent.namespaceURI !== HTML_NS) continue;
       if (!isVisible(parent)) continue;
@@ -292,18 +356,21 @@
       if (tr.right + scrollX <= 0 || tr.bottom + scrollY <= 0) continue;
       var entry = findBlock(parent);
       if (!entry) continue;
+      // Only text that is kept advances the sequence: skipped text (hidden
+      // spans, scripts) must not split the words around it.
+      seq++;
       var text = normalise(raw);
       // Text nodes of one block that are not adjacent in document order were
       // separated by another block or a <br>: keep a word boundary.
       if (entry.parts.length > 0 && entry.lastSeq !== seq - 1) {
         entry.parts[entry.parts.length] = ' ';
-      } else if (entry.parts.length > 0 && /^\s/.test(raw)) {
+      } else if (entry.parts.length > 0 && /^[\s\u0085]/.test(raw)) {
         entry.parts[entry.parts.length] = ' ';
       }
       entry.parts[entry.parts.length] = text;
-      if (/\s$/.test(raw)) entry.parts[entry.parts.length] = ' ';
+      if (/[\s\u0085]$/.test(raw)) entry.parts[entry.parts.length] = ' ';
       entry.lastSeq = seq;
-      if (insideLink(parent, entry.el)) entry.linkChars += text.length;
+      if (insideLink(parent)) entry.linkChars += codePoints(text);
     }
 
     var t1 = win.performance.now();
@@ -321,18 +388,18 @@
         if (value !== bodyValues[names[p]]) style[names[p]] = value;
       }
       var depth = 0;
-      for (var d = en.el; d; d = d.parentElement) depth++;
+      for (var d = en.el; d; d = parentOf.call(d)) depth++;
       var selector = [];
       var nodePath = [];
-      for (var e = en.el; e; e = e.parentElement) {
+      for (var e = en.el; e; e = parentOf.call(e)) {
         depth--;
         selector[depth] = selectorStep(e);
         nodePath[depth] = elementIndex(e);
       }
       blocks[blocks.length] = {
         text: blockText,
-        tag: en.el.localName,
-        link_text_len: Math.min(en.linkChars, blockText.length),
+        tag: localNameOf.call(en.el),
+        link_text_len: Math.min(en.linkChars, codePoints(blockText)),
         selector: selector,
         node: nodePath,
         bounds: {

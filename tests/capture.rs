@@ -590,3 +590,48 @@ async fn bad_files_give_clear_results() {
         other => panic!("missing file: {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tricky_markup_is_captured_as_a_reader_sees_it() {
+    let server = FixtureServer::start().await;
+    let capturer = Capturer::launch(options()).await.unwrap();
+    let started = Instant::now();
+    let capture = capturer
+        .capture(
+            &url_target(&server.url("/site/pages/tricky.html")),
+            Some(&site()),
+        )
+        .await
+        .expect("an alert() during load is answered, not waited on");
+    let took = started.elapsed();
+    capturer.close().await;
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+
+    // Link text is counted in characters, not UTF-16 units.
+    let hot = find(&capture, "🔥 Hot topics");
+    assert_eq!(hot.link_text_len, hot.text.chars().count());
+    // Form controls named `id` or `className` do not shadow the form's own.
+    let form = find(&capture, "Leave a comment");
+    let step = &form.selector[form.selector.len() - 2];
+    assert_eq!(step.tag, "form");
+    assert_eq!(step.id.as_deref(), Some("comment-form"));
+    assert_eq!(step.classes, vec!["comments"]);
+    // A block inside a link is link text.
+    let headline = find(&capture, "A headline that is a link");
+    assert_eq!(headline.link_text_len, headline.text.chars().count());
+    // Clipped away, and visually hidden text, are not on the page.
+    assert!(
+        !capture
+            .blocks
+            .iter()
+            .any(|b| b.text.contains("Folded away"))
+    );
+    find(&capture, "Read more.");
+    // A line-clamped excerpt is a block of its own.
+    assert_eq!(
+        find(&capture, "An excerpt clamped to two lines.").tag,
+        "div"
+    );
+    // U+0085 is whitespace on both sides of the contract.
+    find(&capture, "Next line");
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::handler::viewport::Viewport as CdpViewport;
 use futures::{Stream, StreamExt};
-use tokio::sync::{Mutex, RwLock, watch};
+use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
 use super::page::{self, Mode};
@@ -71,7 +71,9 @@ impl CaptureOptions {
 
 /// A running Chromium with its handler task and watchdog.
 pub(crate) struct Session {
-    pub browser: Mutex<Browser>,
+    /// Read-locked to open tabs (many at once), write-locked only to reap or
+    /// kill the process.
+    pub browser: RwLock<Browser>,
     pub pid: Option<u32>,
     pub agent: String,
     alive: watch::Receiver<bool>,
@@ -170,7 +172,7 @@ impl Session {
             .unwrap_or_else(|_| "Chromium".into());
         let agent = format!("spider/{} {version}", env!("CARGO_PKG_VERSION"));
         let session = Session {
-            browser: Mutex::new(browser),
+            browser: RwLock::new(browser),
             pid,
             agent,
             alive,
@@ -192,9 +194,10 @@ impl Session {
                 let Some(session) = weak.upgrade() else {
                     return;
                 };
-                let exited = {
-                    let mut browser = session.browser.lock().await;
-                    !matches!(browser.try_wait(), Ok(None))
+                // Never wait for the lock: tabs being opened hold it.
+                let exited = match session.browser.try_write() {
+                    Ok(mut browser) => !matches!(browser.try_wait(), Ok(None)),
+                    Err(_) => false,
                 };
                 if exited || !*session.alive.borrow() {
                     let _ = alive_tx.send(false);
@@ -216,7 +219,7 @@ impl Session {
 
     /// Closes the browser politely, then kills it, and reaps the process.
     async fn shutdown(&self) {
-        let mut browser = self.browser.lock().await;
+        let mut browser = self.browser.write().await;
         if self.is_alive() {
             let _ = tokio::time::timeout(Duration::from_secs(3), browser.close()).await;
         }

@@ -8,14 +8,17 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use chromiumoxide::Page;
-use chromiumoxide::listeners::EventStream;
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
     GetResponseBodyParams, RequestId, ResourceType,
 };
-use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+use chromiumoxide::cdp::browser_protocol::page::{
+    AddScriptToEvaluateOnNewDocumentParams, EventJavascriptDialogOpening,
+    HandleJavaScriptDialogParams,
+};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::listeners::EventStream;
 use futures::StreamExt;
 use serde::Deserialize;
 use time::OffsetDateTime;
@@ -83,21 +86,64 @@ pub(crate) async fn run(
         url: url.clone(),
         reason,
     };
-    let opened = {
-        let browser = session.browser.lock().await;
-        tokio::time::timeout(STEP_TIMEOUT, browser.new_page("about:blank")).await
-    };
+    let opened = tokio::time::timeout(STEP_TIMEOUT, async {
+        let browser = session.browser.read().await;
+        browser.new_page("about:blank").await
+    })
+    .await;
     let tab = match opened {
         Ok(Ok(tab)) => tab,
         Ok(Err(e)) => return Err(died(format!("cannot open a tab: {e}"))),
-        Err(_) => return Err(died("opening a tab timed out".into())),
+        Err(_) => {
+            return Err(CaptureError::Timeout {
+                url,
+                after: STEP_TIMEOUT,
+                stage: "opening a tab",
+            });
+        }
+    };
+    let result = watch_tab(&tab, session, source, options, mode).await;
+    // Closing a crashed or hung tab can itself hang: bound it, don't wait on
+    // it. The browser reclaims the tab either way.
+    if session.is_alive() {
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(STEP_TIMEOUT, tab.close()).await;
+        });
+    }
+    result
+}
+
+/// Runs the page's work under the page timeout, racing a tab crash and the
+/// browser's death, and answers JavaScript dialogs (an `alert()` would
+/// otherwise freeze the page until its timeout).
+async fn watch_tab(
+    tab: &Page,
+    session: &Arc<Session>,
+    source: &Source,
+    options: &CaptureOptions,
+    mode: Mode,
+) -> Result<Option<Scanned>, CaptureError> {
+    let url = source.url.to_string();
+    let listen_err = |e: chromiumoxide::error::CdpError| CaptureError::Script {
+        url: url.clone(),
+        reason: format!("cannot listen to the tab: {e}"),
     };
     let mut crashed = tab
         .event_listener::<EventTargetCrashed>()
         .await
-        .map_err(|e| died(format!("cannot listen to the tab: {e}")))?;
-
-    let work = in_tab(&tab, session, source, options, mode);
+        .map_err(listen_err)?;
+    let mut dialogs = tab
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .map_err(listen_err)?;
+    let dialog_tab = tab.clone();
+    let dialog_task = tokio::spawn(async move {
+        while dialogs.next().await.is_some() {
+            let accept = HandleJavaScriptDialogParams::new(true);
+            let _ = tokio::time::timeout(STEP_TIMEOUT, dialog_tab.execute(accept)).await;
+        }
+    });
+    let work = in_tab(tab, session, source, options, mode);
     let result = tokio::select! {
         r = tokio::time::timeout(options.page_timeout, work) => match r {
             Ok(r) => r,
@@ -107,16 +153,14 @@ pub(crate) async fn run(
                 stage: "the whole page",
             }),
         },
-        _ = crashed.next() => Err(CaptureError::TabCrashed { url: url.clone() }),
-        _ = session.died() => Err(died("the browser process exited".into())),
+        // `Some`: a stream that merely ends (tab closed) is not a crash.
+        Some(_) = crashed.next() => Err(CaptureError::TabCrashed { url: url.clone() }),
+        _ = session.died() => Err(CaptureError::BrowserDied {
+            url: url.clone(),
+            reason: "the browser process exited".into(),
+        }),
     };
-    // Closing a crashed or hung tab can itself hang: bound it, don't wait on
-    // it. The browser reclaims the tab either way.
-    if session.is_alive() {
-        tokio::spawn(async move {
-            let _ = tokio::time::timeout(STEP_TIMEOUT, tab.close()).await;
-        });
-    }
+    dialog_task.abort();
     result
 }
 
@@ -198,7 +242,9 @@ async fn in_tab(
     if let Some(network) = &mut network {
         // Requests of the navigation itself are not late content.
         network.mark();
-        settle(tab, network, loaded, options).await.map_err(&script_err)?;
+        settle(tab, network, loaded, options)
+            .await
+            .map_err(&script_err)?;
     }
     let settled = Instant::now();
     let json = run_capture_script(tab, options.max_blocks)
@@ -305,7 +351,8 @@ impl NetworkActivity {
             self.started_since_mark += 1;
             self.last_change = now;
             if !self.ended_early.remove(&e.request_id) {
-                self.in_flight.insert(e.request_id.clone(), e.request.url.clone());
+                self.in_flight
+                    .insert(e.request_id.clone(), e.request.url.clone());
             }
         }
         for id in ended {
@@ -339,7 +386,9 @@ async fn settle(
     loop {
         let (dom_quiet_ms, since_load_ms): (f64, f64) = evaluate(tab, PAGE_ACTIVITY, false).await?;
         network.pump();
-        let dom_quiet = Duration::from_secs_f64(dom_quiet_ms.max(0.0) / 1000.0);
+        // The page can set any number here: never trust it to fit.
+        let dom_quiet =
+            Duration::try_from_secs_f64(dom_quiet_ms.max(0.0) / 1000.0).unwrap_or(Duration::MAX);
         let idle = network.in_flight.is_empty();
         if first {
             first = false;
@@ -349,8 +398,6 @@ async fn settle(
             if loaded && dom_still && idle && no_new_requests {
                 return Ok(());
             }
-
-
         }
         let net_quiet = network.last_change.elapsed();
         if idle && dom_quiet >= quiet && net_quiet >= quiet {
@@ -370,7 +417,8 @@ async fn settle(
         } else {
             Duration::from_millis(20)
         };
-        tokio::time::sleep(wait.clamp(Duration::from_millis(5), deadline - now)).await;
+        // Not `clamp`: it panics when less than 5 ms are left.
+        tokio::time::sleep(wait.max(Duration::from_millis(5)).min(deadline - now)).await;
     }
 }
 
@@ -380,9 +428,7 @@ struct DocumentResponse {
 }
 
 /// The first main-document response seen in the tab, if any yet.
-fn main_response(
-    responses: &mut EventStream<EventResponseReceived>,
-) -> Option<DocumentResponse> {
+fn main_response(responses: &mut EventStream<EventResponseReceived>) -> Option<DocumentResponse> {
     let mut found = None;
     while let Some(Some(event)) = responses.next().now_or_never() {
         if found.is_none() && event.r#type == ResourceType::Document {
@@ -515,4 +561,36 @@ fn derive_site(url: &str, meta: &Meta) -> Option<Site> {
         .flatten()
         .filter_map(|u| url::Url::parse(u).ok())
         .find_map(|u| Site::from_url(&u))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_site_comes_from_the_url_then_the_canonical_url() {
+        let meta = Meta {
+            canonical: Some("https://www.news.example/a".into()),
+            og_url: Some("https://og.example/a".into()),
+            ..Meta::default()
+        };
+        let site = |url: &str, meta: &Meta| derive_site(url, meta).map(|s| s.to_string());
+        assert_eq!(
+            site("https://blog.example/x", &meta).as_deref(),
+            Some("blog.example")
+        );
+        assert_eq!(
+            site("file:///tmp/x.html", &meta).as_deref(),
+            Some("news.example")
+        );
+        let only_og = Meta {
+            og_url: Some("https://og.example/a".into()),
+            ..Meta::default()
+        };
+        assert_eq!(
+            site("file:///tmp/x.html", &only_og).as_deref(),
+            Some("og.example")
+        );
+        assert_eq!(site("file:///tmp/x.html", &Meta::default()), None);
+    }
 }
