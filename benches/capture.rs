@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use spider::Site;
 use spider::capture::{CaptureOptions, Capturer, Target, chromium};
 
 struct Args {
@@ -105,6 +106,8 @@ async fn main() {
     options.offline = true;
     let capturer = Capturer::launch(options).await.expect("launch Chromium");
     let targets: Vec<Target> = pages.into_iter().map(Target::File).collect();
+    // Pages of many sites under one name: the site does not matter here.
+    let site = Site::new("dev-corpus").expect("a valid site name");
     println!("machine: {}", machine());
     println!(
         "corpus: {} ({} pages), {} tabs, viewport 1280x900, offline",
@@ -115,7 +118,7 @@ async fn main() {
 
     // Warm up the browser and the page cache.
     for t in targets.iter().take(4) {
-        let _ = capturer.capture(t, None).await;
+        let _ = capturer.capture(t, Some(&site)).await;
     }
 
     // Side by side: each page navigated and captured, alternating the order.
@@ -126,7 +129,7 @@ async fn main() {
                 async move {
                     let capture_once = || async {
                         let started = Instant::now();
-                        let capture = capturer.capture(target, None).await;
+                        let capture = capturer.capture(target, Some(site)).await;
                         capture.map(|c| (ms(started.elapsed()), c.blocks.len()))
                     };
                     let (nav, cap) = if i % 2 == 0 {
@@ -182,7 +185,7 @@ async fn main() {
     // Throughput with `tabs` pages in flight.
     let started = Instant::now();
     let ok = capturer
-        .capture_all(&targets, None)
+        .capture_all(&targets, Some(&site))
         .filter(|(_, r)| futures::future::ready(r.is_ok()))
         .count()
         .await;

@@ -176,6 +176,144 @@
     return names;
   }
 
+  // Reading a computed property costs about half a microsecond and Chromium
+  // has over 400 of them, so reading them all for every block dominates the
+  // capture. A block's value can differ from <body>'s only where some style
+  // source sets the property: an author rule, an inline style, the user-agent
+  // stylesheet or an HTML presentational attribute, or where the value is
+  // derived from another property (currentColor, line-height from
+  // font-size). So the page's own stylesheets are read for the names they
+  // set, and the fixed list below covers the rest. When a stylesheet cannot
+  // be read (cross-origin), every property is read. `--full-style` reads
+  // every property always; a test checks that both give the same styles.
+  var ALWAYS = (
+    'display position float clear visibility z-index box-sizing ' +
+    'margin-top margin-right margin-bottom margin-left margin-block-start margin-block-end ' +
+    'margin-inline-start margin-inline-end padding-top padding-right padding-bottom padding-left ' +
+    'padding-block-start padding-block-end padding-inline-start padding-inline-end ' +
+    'border-top-color border-right-color border-bottom-color border-left-color ' +
+    'border-top-style border-right-style border-bottom-style border-left-style ' +
+    'border-top-width border-right-width border-bottom-width border-left-width ' +
+    'border-block-start-color border-block-end-color border-inline-start-color border-inline-end-color ' +
+    'border-block-start-style border-block-end-style border-inline-start-style border-inline-end-style ' +
+    'border-block-start-width border-block-end-width border-inline-start-width border-inline-end-width ' +
+    'border-spacing border-collapse table-layout caption-side empty-cells ' +
+    'color background-color background-image caret-color column-rule-color outline-color ' +
+    'outline-style outline-width outline-offset accent-color text-emphasis-color ' +
+    'text-decoration-line text-decoration-style text-decoration-color text-decoration-thickness ' +
+    'font-family font-size font-style font-weight font-variant-caps font-stretch line-height ' +
+    'text-align text-align-last text-indent text-transform vertical-align letter-spacing word-spacing ' +
+    'white-space white-space-collapse text-wrap-mode text-wrap-style word-break overflow-wrap ' +
+    'list-style-type list-style-position list-style-image unicode-bidi direction writing-mode ' +
+    'quotes cursor content counter-increment counter-reset counter-set overflow-x overflow-y ' +
+    'overflow-clip-margin text-overflow user-select pointer-events appearance resize tab-size ' +
+    'text-shadow align-items justify-items object-fit object-position image-rendering hyphens ' +
+    'text-rendering font-kerning forced-color-adjust color-scheme isolation'
+  ).split(' ');
+
+  // Groups of properties that are the same value under different names
+  // (physical and logical sides, sizes and corners).
+  var ALIASES = (function () {
+    var sides = ['top', 'right', 'bottom', 'left',
+      'block-start', 'block-end', 'inline-start', 'inline-end'];
+    var groups = [];
+    function sideGroup(prefix, suffix) {
+      var g = [];
+      for (var i = 0; i < sides.length; i++) g[g.length] = prefix + sides[i] + suffix;
+      groups[groups.length] = g;
+    }
+    sideGroup('margin-', ''); sideGroup('padding-', '');
+    sideGroup('scroll-margin-', ''); sideGroup('scroll-padding-', '');
+    sideGroup('border-', '-color'); sideGroup('border-', '-style'); sideGroup('border-', '-width');
+    groups[groups.length] = ['border-top-left-radius', 'border-top-right-radius',
+      'border-bottom-left-radius', 'border-bottom-right-radius', 'border-start-start-radius',
+      'border-start-end-radius', 'border-end-start-radius', 'border-end-end-radius'];
+    var axes = [['min-', 'width', 'height', 'inline-size', 'block-size'],
+      ['max-', 'width', 'height', 'inline-size', 'block-size'],
+      ['contain-intrinsic-', 'width', 'height', 'inline-size', 'block-size'],
+      ['overflow-', 'x', 'y', 'inline', 'block'],
+      ['overscroll-behavior-', 'x', 'y', 'inline', 'block']];
+    for (var a = 0; a < axes.length; a++) {
+      var g = [];
+      for (var k = 1; k < axes[a].length; k++) g[g.length] = axes[a][0] + axes[a][k];
+      groups[groups.length] = g;
+    }
+    return groups;
+  })();
+
+  // Adds the properties a list of CSS rules sets; false when a sheet cannot
+  // be read.
+  function collectRules(rules, set, depth) {
+    if (depth > 20) return true;
+    for (var i = 0; i < rules.length; i++) {
+      var rule = rules[i];
+      var style = rule.style;
+      if (style) {
+        for (var k = 0; k < style.length; k++) set[style[k]] = 1;
+      }
+      if (rule.styleSheet && !collectSheet(rule.styleSheet, set, depth + 1)) return false;
+      var inner = null;
+      try { inner = rule.cssRules; } catch (e) { inner = null; }
+      if (inner && !collectRules(inner, set, depth + 1)) return false;
+    }
+    return true;
+  }
+
+  // A sheet whose rules cannot be read counts as unknown (so every property
+  // is read), unless the caller knows it failed to load: then it has none.
+  var failedSheets = {};
+  function collectSheet(sheet, set, depth) {
+    var rules;
+    try { rules = sheet.cssRules; } catch (e) { return failedSheets[sheet.href] === 1; }
+    return rules ? collectRules(rules, set, depth) : false;
+  }
+
+  function relevantNames(doc, allNames, failed) {
+    failedSheets = {};
+    for (var f = 0; f < failed.length; f++) failedSheets[failed[f]] = 1;
+    var set = {};
+    var sheets = doc.styleSheets;
+    for (var i = 0; i < sheets.length; i++) {
+      if (!collectSheet(sheets[i], set, 0)) return allNames;
+    }
+    var adopted = doc.adoptedStyleSheets || [];
+    for (var a = 0; a < adopted.length; a++) {
+      if (!collectSheet(adopted[a], set, 0)) return allNames;
+    }
+    var styled = doc.querySelectorAll('[style]');
+    for (var e = 0; e < styled.length; e++) {
+      var st = styled[e].style;
+      if (!st) continue;
+      for (var k = 0; k < st.length; k++) set[st[k]] = 1;
+    }
+    for (var n = 0; n < ALWAYS.length; n++) set[ALWAYS[n]] = 1;
+    // Logical and physical properties are one value seen two ways: a rule
+    // setting `margin-top` changes `margin-block-start` too.
+    for (var g = 0; g < ALIASES.length; g++) {
+      var group = ALIASES[g];
+      var hit = false;
+      for (var q = 0; q < group.length && !hit; q++) hit = set[group[q]] === 1;
+      if (hit) for (var r = 0; r < group.length; r++) set[group[r]] = 1;
+    }
+    // Rules list longhands, but a few shorthands are computed properties too
+    // (`text-decoration`, `background-position`): a shorthand is read when a
+    // longhand of it is.
+    var prefixes = {};
+    for (var key in set) {
+      for (var dash = key.indexOf('-'); dash > 0; dash = key.indexOf('-', dash + 1)) {
+        prefixes[key.slice(0, dash)] = 1;
+      }
+    }
+    var names = [];
+    for (var m = 0; m < allNames.length; m++) {
+      var name = allNames[m];
+      // Colours default to currentColor, so they follow `color`.
+      var isColor = name.length > 6 && name.slice(-6) === '-color';
+      if (set[name] === 1 || prefixes[name] === 1 || isColor) names[names.length] = name;
+    }
+    return names;
+  }
+
   var CLASS_SEP = /[\t\n\f\r ]+/;
   function selectorStep(el) {
     var step = { tag: localNameOf.call(el) };
@@ -226,7 +364,10 @@
     var scrollX = win.scrollX || 0;
     var scrollY = win.scrollY || 0;
     var bodyStyle = win.getComputedStyle(body);
-    var names = styleNames(bodyStyle);
+    var allNames = styleNames(bodyStyle);
+    var names = options.fullStyle ? allNames :
+      relevantNames(doc, allNames, options.failedStylesheets || []);
+    page.style_properties = [names.length, allNames.length];
     var bodyValues = {};
     for (var n = 0; n < names.length; n++) {
       bodyValues[names[n]] = bodyStyle.getPropertyValue(names[n]);
@@ -419,7 +560,10 @@
 
   // JSON without the page's `JSON` (which pages replace). Lone surrogates
   // become U+FFFD: strict JSON parsers (serde_json) reject them.
+  var NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
   function quote(s) {
+    // Most text needs no escaping: skip the character loop for it.
+    if (!NEEDS_ESCAPE.test(s)) return '"' + s + '"';
     var out = '"';
     var start = 0;
     for (var i = 0; i < s.length; i++) {

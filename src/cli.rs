@@ -97,6 +97,9 @@ struct CaptureArgs {
     /// Refuse pages larger than this many bytes.
     #[arg(long, default_value_t = 50 << 20)]
     max_page_bytes: u64,
+    /// Read every computed CSS property of every block, not only those the page's styles can change (same result, slower).
+    #[arg(long)]
+    full_style: bool,
     /// Files, directories (their .html/.htm files) or http(s) URLs.
     #[arg(required = true)]
     targets: Vec<String>,
@@ -210,6 +213,7 @@ async fn demo(db: &str) -> anyhow::Result<ExitCode> {
         online: false,
         chromium: Some(chromium),
         max_page_bytes: 50 << 20,
+        full_style: false,
         targets,
     };
     let code = capture(db, args).await?;
@@ -310,6 +314,7 @@ async fn capture(db: &str, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     options.settle_quiet = Duration::from_millis(args.settle_quiet_ms);
     options.settle_max = Duration::from_millis(args.settle_max_ms);
     options.max_page_bytes = args.max_page_bytes;
+    options.full_style = args.full_style;
     let all_files = targets.iter().all(|t| matches!(t, Target::File(_)));
     options.offline = args.offline || (all_files && !args.online);
 

@@ -635,3 +635,82 @@ async fn tricky_markup_is_captured_as_a_reader_sees_it() {
     // U+0085 is whitespace on both sides of the contract.
     find(&capture, "Next line");
 }
+
+/// The capture reads only the CSS properties a page's style sources can
+/// change (a 3x saving). This checks, on real pages of the dev corpus and on
+/// our fixtures, that it records exactly what reading every property does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_only_styled_properties_gives_the_same_styles_as_reading_all() {
+    // Every 20th page by default; SPIDER_STYLE_CHECK_STEP=1 checks them all.
+    let step = std::env::var("SPIDER_STYLE_CHECK_STEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    let mut pages: Vec<Target> = crate::util::dev_pages(step)
+        .into_iter()
+        .map(Target::File)
+        .collect();
+    for page in [
+        "example-site/first-frost.html",
+        "pages/tricky.html",
+        "pages/deep-nav.html",
+        "pages/hostile.html",
+    ] {
+        pages.push(Target::File(fixtures().join(page)));
+    }
+    let mut pruned_options = options();
+    pruned_options.offline = true;
+    let mut full_options = pruned_options.clone();
+    full_options.full_style = true;
+    let pruned = Capturer::launch(pruned_options).await.unwrap();
+    let full = Capturer::launch(full_options).await.unwrap();
+
+    let (mut compared, mut blocks, mut differences) = (0, 0, Vec::new());
+    let mut properties = std::collections::BTreeSet::new();
+    let site = site();
+    for target in &pages {
+        let (a, b) = tokio::join!(
+            pruned.capture(target, Some(&site)),
+            full.capture(target, Some(&site))
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        let texts = |c: &Capture| c.blocks.iter().map(|b| b.text.clone()).collect::<Vec<_>>();
+        if texts(&a) != texts(&b) {
+            // A page that renders differently twice (clocks, random ads)
+            // cannot be compared block by block.
+            continue;
+        }
+        compared += 1;
+        for (x, y) in a.blocks.iter().zip(&b.blocks) {
+            blocks += 1;
+            if x.style != y.style {
+                let missing: Vec<_> = y
+                    .style
+                    .iter()
+                    .filter(|(k, v)| x.style.get(*k) != Some(v))
+                    .collect();
+                properties.extend(missing.iter().map(|(k, _)| k.to_string()));
+                differences.push(format!("{} {:?}: {missing:?}", target.display(), x.text));
+            }
+        }
+    }
+    pruned.close().await;
+    full.close().await;
+    assert!(
+        compared * 10 >= pages.len() * 9,
+        "only {compared} of {} pages compared",
+        pages.len()
+    );
+    assert!(blocks > 1000, "only {blocks} blocks compared");
+    assert!(
+        differences.is_empty(),
+        "{} of {blocks} blocks differ in {properties:?}, e.g.\n{}",
+        differences.len(),
+        differences
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -233,3 +233,29 @@ impl PgDatabase {
         }
     }
 }
+
+/// The dev corpus (`../shared/datasets/sites-dev`), read in place: its pages
+/// are other people's and never copied here.
+pub fn dev_corpus() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/sites-dev");
+    assert!(
+        dir.join("manifest.tsv").is_file(),
+        "this test reads the dev corpus at {} (../shared beside the checkout); it is missing",
+        dir.display()
+    );
+    dir
+}
+
+/// Every `step`-th page of the dev corpus, in manifest order.
+pub fn dev_pages(step: usize) -> Vec<PathBuf> {
+    let dir = dev_corpus();
+    let manifest = std::fs::read_to_string(dir.join("manifest.tsv")).unwrap();
+    let mut lines = manifest.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let html = header.iter().position(|h| *h == "html").unwrap();
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .step_by(step)
+        .map(|l| dir.join(l.split('\t').nth(html).unwrap()))
+        .collect()
+}

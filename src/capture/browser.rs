@@ -48,6 +48,10 @@ pub struct CaptureOptions {
     pub max_page_bytes: u64,
     /// Most blocks recorded per page (the capture is flagged `truncated`).
     pub max_blocks: usize,
+    /// Read every computed property for every block, instead of only those
+    /// the page's style sources can change (same result, slower; see
+    /// `bookmarklet/capture.js`).
+    pub full_style: bool,
 }
 
 impl CaptureOptions {
@@ -65,6 +69,7 @@ impl CaptureOptions {
             offline: false,
             max_page_bytes: 50 << 20,
             max_blocks: 50_000,
+            full_style: false,
         }
     }
 }
@@ -135,6 +140,11 @@ impl Session {
                 "host-resolver-rules",
                 "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1, EXCLUDE [::1]",
             ));
+            // A file: page may then read its file: stylesheets' rules (each
+            // file is an origin of its own otherwise), which the capture
+            // script uses to read only the properties the page styles. With
+            // no host reachable, a page cannot send what it reads anywhere.
+            builder = builder.arg("allow-file-access-from-files");
         }
         if running_as_root() {
             // Chromium refuses to start its sandbox as root.

@@ -2,7 +2,7 @@
 //! capture script, read the page source, close. Every step is bounded by a
 //! timeout, and the whole races the tab crashing and the browser dying.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,6 +52,9 @@ pub(crate) struct PageScan {
     pub timings: Option<serde_json::Value>,
     #[serde(default)]
     pub json_ms: Option<f64>,
+    /// Properties read per block, of all there are.
+    #[serde(default)]
+    pub style_properties: Option<(usize, usize)>,
 }
 
 /// A scan plus what the Rust side adds to it.
@@ -247,18 +250,27 @@ async fn in_tab(
             .map_err(&script_err)?;
     }
     let settled = Instant::now();
-    let json = run_capture_script(tab, options.max_blocks)
+    let failed_stylesheets = network
+        .as_mut()
+        .map(|n| {
+            n.pump();
+            std::mem::take(&mut n.failed_stylesheets)
+        })
+        .unwrap_or_default();
+    let json = run_capture_script(tab, options, &failed_stylesheets)
         .await
         .map_err(&script_err)?;
     let scan: PageScan = serde_json::from_str(&json)
         .map_err(|e| script_err(format!("capture script returned bad JSON: {e}")))?;
     tracing::debug!(
-        "{url}: settled in {:?}, capture script {:?} ({} bytes of JSON; in page: {:?}, json {:?} ms)",
+        "{url}: settled in {:?}, capture script {:?} ({} bytes of JSON; in page: {:?}, json {:?} ms, \
+         style properties read {:?})",
         settled - loaded,
         settled.elapsed(),
         json.len(),
         scan.timings,
         scan.json_ms,
+        scan.style_properties,
     );
     let content_type = scan.content_type.as_deref().unwrap_or("unknown");
     if !matches!(content_type, "text/html" | "application/xhtml+xml") {
@@ -292,12 +304,21 @@ async fn in_tab(
 /// The streams are drained right after an evaluation returns; the protocol
 /// delivers events in order, so every request the page had started by then
 /// is counted.
+struct Request {
+    url: String,
+    stylesheet: bool,
+}
+
 struct NetworkActivity {
     sent: EventStream<EventRequestWillBeSent>,
     finished: EventStream<EventLoadingFinished>,
     failed: EventStream<EventLoadingFailed>,
-    in_flight: HashMap<RequestId, String>,
-    ended_early: HashSet<RequestId>,
+    in_flight: HashMap<RequestId, Request>,
+    /// Ends read before their starts: `true` when the request failed.
+    ended_early: HashMap<RequestId, bool>,
+    /// Stylesheets that failed to load: the capture script may skip them
+    /// (their rules cannot be read, and there are none).
+    failed_stylesheets: Vec<String>,
     /// Counted requests started since [`NetworkActivity::mark`].
     started_since_mark: usize,
     last_change: Instant,
@@ -310,7 +331,8 @@ impl NetworkActivity {
             finished: tab.event_listener::<EventLoadingFinished>().await?,
             failed: tab.event_listener::<EventLoadingFailed>().await?,
             in_flight: HashMap::new(),
-            ended_early: HashSet::new(),
+            ended_early: HashMap::new(),
+            failed_stylesheets: Vec::new(),
             started_since_mark: 0,
             last_change: Instant::now(),
         })
@@ -327,10 +349,10 @@ impl NetworkActivity {
         let now = Instant::now();
         let mut ended = Vec::new();
         while let Some(Some(e)) = self.finished.next().now_or_never() {
-            ended.push(e.request_id.clone());
+            ended.push((e.request_id.clone(), false));
         }
         while let Some(Some(e)) = self.failed.next().now_or_never() {
-            ended.push(e.request_id.clone());
+            ended.push((e.request_id.clone(), true));
         }
         while let Some(Some(e)) = self.sent.next().now_or_never() {
             // Only requests that can bring text or styles: not images,
@@ -350,16 +372,31 @@ impl NetworkActivity {
             }
             self.started_since_mark += 1;
             self.last_change = now;
-            if !self.ended_early.remove(&e.request_id) {
-                self.in_flight
-                    .insert(e.request_id.clone(), e.request.url.clone());
+            let request = Request {
+                url: e.request.url.clone(),
+                stylesheet: e.r#type == Some(ResourceType::Stylesheet),
+            };
+            match self.ended_early.remove(&e.request_id) {
+                Some(failed) => self.ended(request, failed),
+                None => {
+                    self.in_flight.insert(e.request_id.clone(), request);
+                }
             }
         }
-        for id in ended {
+        for (id, failed) in ended {
             self.last_change = now;
-            if self.in_flight.remove(&id).is_none() {
-                self.ended_early.insert(id);
+            match self.in_flight.remove(&id) {
+                Some(request) => self.ended(request, failed),
+                None => {
+                    self.ended_early.insert(id, failed);
+                }
             }
+        }
+    }
+
+    fn ended(&mut self, request: Request, failed: bool) {
+        if failed && request.stylesheet {
+            self.failed_stylesheets.push(request.url);
         }
     }
 }
@@ -408,7 +445,11 @@ async fn settle(
             tracing::debug!(
                 "settle gave up after {:?}; in flight: {:?}",
                 options.settle_max,
-                network.in_flight.values().collect::<Vec<_>>()
+                network
+                    .in_flight
+                    .values()
+                    .map(|r| &r.url)
+                    .collect::<Vec<_>>()
             );
             return Ok(());
         }
@@ -446,9 +487,18 @@ use futures::FutureExt;
 /// Runs the capture script and reads its JSON back, in chunks when large:
 /// one protocol message per 4 M characters, never split inside a surrogate
 /// pair.
-async fn run_capture_script(tab: &Page, max_blocks: usize) -> Result<String, String> {
+async fn run_capture_script(
+    tab: &Page,
+    options: &CaptureOptions,
+    failed_stylesheets: &[String],
+) -> Result<String, String> {
+    let script_options = serde_json::json!({
+        "maxBlocks": options.max_blocks,
+        "fullStyle": options.full_style,
+        "failedStylesheets": failed_stylesheets,
+    });
     let call = format!(
-        "{SCRIPT}\n;(function(){{var s=window.spiderCapture.captureJson({{maxBlocks:{max_blocks}}});\
+        "{SCRIPT}\n;(function(){{var s=window.spiderCapture.captureJson({script_options});\
          if(s.length<={CHUNK_CHARS})return s;window.__spiderResult=s;return s.length;}})()"
     );
     let first: serde_json::Value = evaluate(tab, &call, false).await?;
