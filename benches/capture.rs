@@ -98,6 +98,12 @@ fn machine() -> String {
 
 #[tokio::main]
 async fn main() {
+    if let Ok(filter) = std::env::var("SPIDER_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args = parse_args();
     let pages = corpus_pages(&args.corpus, args.pages);
     let chromium = chromium::find(None).expect("Chromium (run `cargo run -- setup` first)");
@@ -126,6 +132,7 @@ async fn main() {
         futures::stream::iter(targets.iter().enumerate())
             .map(|(i, target)| {
                 let capturer = &capturer;
+                let site = &site;
                 async move {
                     let capture_once = || async {
                         let started = Instant::now();

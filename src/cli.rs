@@ -507,7 +507,7 @@ async fn pages(db: &str, site: &Site, json: bool) -> anyhow::Result<ExitCode> {
         eprintln!("no captures of site {site}");
         return Ok(ExitCode::from(1));
     }
-    writeln!(out, "{:>6}  {:20}  {}", "blocks", "captured", "url / title")?;
+    writeln!(out, "{:>6}  {:20}  url / title", "blocks", "captured")?;
     for p in &pages {
         writeln!(
             out,

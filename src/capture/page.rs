@@ -50,8 +50,6 @@ pub(crate) struct PageScan {
     pub truncated: bool,
     #[serde(default)]
     pub timings: Option<serde_json::Value>,
-    #[serde(default)]
-    pub json_ms: Option<f64>,
     /// Properties read per block, of all there are.
     #[serde(default)]
     pub style_properties: Option<(usize, usize)>,
@@ -85,6 +83,7 @@ pub(crate) async fn run(
     mode: Mode,
 ) -> Result<Option<Scanned>, CaptureError> {
     let url = source.url.to_string();
+    let run_started = Instant::now();
     let died = |reason: String| CaptureError::BrowserDied {
         url: url.clone(),
         reason,
@@ -105,7 +104,12 @@ pub(crate) async fn run(
             });
         }
     };
+    let opened_after = run_started.elapsed();
     let result = watch_tab(&tab, session, source, options, mode).await;
+    tracing::debug!(
+        "{url}: tab opened in {opened_after:?}, page done after {:?} ({mode:?})",
+        run_started.elapsed()
+    );
     // Closing a crashed or hung tab can itself hang: bound it, don't wait on
     // it. The browser reclaims the tab either way.
     if session.is_alive() {
@@ -198,7 +202,7 @@ async fn in_tab(
 
     let navigation = Instant::now();
     let goto = tokio::time::timeout(options.load_timeout, tab.goto(url.as_str())).await;
-    tracing::debug!("{url}: navigation {:?}", navigation.elapsed());
+    tracing::debug!("{url}: navigation {:?} ({mode:?})", navigation.elapsed());
     match goto {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => {
@@ -257,19 +261,16 @@ async fn in_tab(
             std::mem::take(&mut n.failed_stylesheets)
         })
         .unwrap_or_default();
-    let json = run_capture_script(tab, options, &failed_stylesheets)
+    let scan = run_capture_script(tab, options, &failed_stylesheets)
         .await
         .map_err(&script_err)?;
-    let scan: PageScan = serde_json::from_str(&json)
-        .map_err(|e| script_err(format!("capture script returned bad JSON: {e}")))?;
     tracing::debug!(
-        "{url}: settled in {:?}, capture script {:?} ({} bytes of JSON; in page: {:?}, json {:?} ms, \
+        "{url}: settled in {:?}, capture script {:?} ({} blocks; in page: {:?}, \
          style properties read {:?})",
         settled - loaded,
         settled.elapsed(),
-        json.len(),
+        scan.blocks.len(),
         scan.timings,
-        scan.json_ms,
         scan.style_properties,
     );
     let content_type = scan.content_type.as_deref().unwrap_or("unknown");
@@ -484,14 +485,14 @@ fn main_response(responses: &mut EventStream<EventResponseReceived>) -> Option<D
 
 use futures::FutureExt;
 
-/// Runs the capture script and reads its JSON back, in chunks when large:
-/// one protocol message per 4 M characters, never split inside a surrogate
-/// pair.
+/// Runs the capture script and reads its JSON back, in chunks when large.
+/// (A JSON string beats returning the object by value: Chromium's by-value
+/// serialisation measured slower than building the string in the page.)
 async fn run_capture_script(
     tab: &Page,
     options: &CaptureOptions,
     failed_stylesheets: &[String],
-) -> Result<String, String> {
+) -> Result<PageScan, String> {
     let script_options = serde_json::json!({
         "maxBlocks": options.max_blocks,
         "fullStyle": options.full_style,
@@ -501,15 +502,17 @@ async fn run_capture_script(
         "{SCRIPT}\n;(function(){{var s=window.spiderCapture.captureJson({script_options});\
          if(s.length<={CHUNK_CHARS})return s;window.__spiderResult=s;return s.length;}})()"
     );
+    let bad = |e: serde_json::Error| format!("capture script returned bad data: {e}");
     let first: serde_json::Value = evaluate(tab, &call, false).await?;
     let total = match first {
-        serde_json::Value::String(s) => return Ok(s),
+        serde_json::Value::String(s) => return serde_json::from_str(&s).map_err(bad),
         serde_json::Value::Number(n) => n.as_u64().ok_or("bad length")? as usize,
         other => return Err(format!("capture script returned {other}")),
     };
     let mut json = String::with_capacity(total);
     let mut at = 0usize;
     while at < total {
+        // Never split inside a surrogate pair.
         let read = format!(
             "(function(){{var s=window.__spiderResult;var b=Math.min(s.length,{at}+{CHUNK_CHARS});\
              var c=s.charCodeAt(b-1);if(b<s.length&&c>=0xd800&&c<=0xdbff)b--;\
@@ -523,7 +526,7 @@ async fn run_capture_script(
         at = end;
     }
     let _: serde_json::Value = evaluate(tab, "delete window.__spiderResult", false).await?;
-    Ok(json)
+    serde_json::from_str(&json).map_err(bad)
 }
 
 /// The document's body as served, decoded the way the browser decoded it.
