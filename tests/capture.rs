@@ -17,6 +17,21 @@ fn url_target(url: &str) -> Target {
     Target::Url(url::Url::parse(url).unwrap())
 }
 
+/// Serves `path` from a fresh fixture server and captures it in a fresh
+/// browser with `options`; the server is returned for its request log.
+async fn capture_served(
+    path: &str,
+    options: spider::capture::CaptureOptions,
+) -> (FixtureServer, Result<Capture, CaptureError>) {
+    let server = FixtureServer::start().await;
+    let capturer = Capturer::launch(options).await.unwrap();
+    let capture = capturer
+        .capture(&url_target(&server.url(path)), Some(&site()))
+        .await;
+    capturer.close().await;
+    (server, capture)
+}
+
 fn find<'a>(capture: &'a Capture, text: &str) -> &'a Block {
     capture
         .blocks
@@ -183,14 +198,8 @@ async fn records_blocks_with_text_selectors_bounds_styles_and_meta() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inline_text_merges_into_its_block_and_hidden_text_is_skipped() {
-    let server = FixtureServer::start().await;
-    let capturer = Capturer::launch(options()).await.unwrap();
-    let url = server.url("/site/pages/deep-nav.html");
-    let capture = capturer
-        .capture(&url_target(&url), Some(&site()))
-        .await
-        .unwrap();
-    capturer.close().await;
+    let (_server, capture) = capture_served("/site/pages/deep-nav.html", options()).await;
+    let capture = capture.unwrap();
 
     let mixed = find(
         &capture,
@@ -220,20 +229,12 @@ async fn inline_text_merges_into_its_block_and_hidden_text_is_skipped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_stylesheets_load_and_unreachable_hosts_are_blocked() {
-    let server = FixtureServer::start().await;
     let mut opts = options();
     opts.offline = true;
-    let capturer = Capturer::launch(opts).await.unwrap();
     let started = Instant::now();
-    let capture = capturer
-        .capture(
-            &url_target(&server.url("/site/pages/external.html")),
-            Some(&site()),
-        )
-        .await
-        .unwrap();
+    let (server, capture) = capture_served("/site/pages/external.html", opts).await;
     let took = started.elapsed();
-    capturer.close().await;
+    let capture = capture.unwrap();
 
     let logo = find(&capture, "Offline but styled");
     assert_eq!(
@@ -308,16 +309,8 @@ async fn a_hung_page_times_out_and_the_others_finish() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_added_after_load_is_waited_for() {
-    let server = FixtureServer::start().await;
-    let capturer = Capturer::launch(options()).await.unwrap();
-    let capture = capturer
-        .capture(
-            &url_target(&server.url("/site/pages/late.html")),
-            Some(&site()),
-        )
-        .await
-        .unwrap();
-    capturer.close().await;
+    let (server, capture) = capture_served("/site/pages/late.html", options()).await;
+    let capture = capture.unwrap();
     find(&capture, "Written in the page.");
     find(&capture, "Added by a script after the page had loaded.");
 }
@@ -444,16 +437,8 @@ async fn the_browser_is_restarted_when_it_dies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_pages_with_replaced_builtins_are_captured() {
-    let server = FixtureServer::start().await;
-    let capturer = Capturer::launch(options()).await.unwrap();
-    let capture = capturer
-        .capture(
-            &url_target(&server.url("/site/pages/hostile.html")),
-            Some(&site()),
-        )
-        .await
-        .unwrap();
-    capturer.close().await;
+    let (server, capture) = capture_served("/site/pages/hostile.html", options()).await;
+    let capture = capture.unwrap();
     let h1 = find(&capture, "Built-ins replaced");
     assert_eq!(h1.selector.last().unwrap().classes, vec!["a", "b"]);
     find(
@@ -470,13 +455,8 @@ async fn hostile_pages_with_replaced_builtins_are_captured() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_without_charset_in_windows_1252_is_decoded() {
-    let server = FixtureServer::start().await;
-    let capturer = Capturer::launch(options()).await.unwrap();
-    let capture = capturer
-        .capture(&url_target(&server.url("/latin1.html")), Some(&site()))
-        .await
-        .unwrap();
-    capturer.close().await;
+    let (_server, capture) = capture_served("/latin1.html", options()).await;
+    let capture = capture.unwrap();
     find(&capture, "Café crème \u{201c}quoted\u{201d}");
     assert!(
         capture
@@ -593,18 +573,10 @@ async fn bad_files_give_clear_results() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tricky_markup_is_captured_as_a_reader_sees_it() {
-    let server = FixtureServer::start().await;
-    let capturer = Capturer::launch(options()).await.unwrap();
     let started = Instant::now();
-    let capture = capturer
-        .capture(
-            &url_target(&server.url("/site/pages/tricky.html")),
-            Some(&site()),
-        )
-        .await
-        .expect("an alert() during load is answered, not waited on");
+    let (_server, capture) = capture_served("/site/pages/tricky.html", options()).await;
     let took = started.elapsed();
-    capturer.close().await;
+    let capture = capture.expect("an alert() during load is answered, not waited on");
     assert!(took < Duration::from_secs(10), "took {took:?}");
 
     // Link text is counted in characters, not UTF-16 units.
@@ -634,6 +606,8 @@ async fn tricky_markup_is_captured_as_a_reader_sees_it() {
     );
     // U+0085 is whitespace on both sides of the contract.
     find(&capture, "Next line");
+    // A lone surrogate with the page's native JSON still arrives as U+FFFD.
+    find(&capture, "half \u{FFFD} a pair");
 }
 
 /// The capture reads only the CSS properties a page's style sources can
