@@ -309,7 +309,7 @@ async fn a_hung_page_times_out_and_the_others_finish() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_added_after_load_is_waited_for() {
-    let (server, capture) = capture_served("/site/pages/late.html", options()).await;
+    let (_server, capture) = capture_served("/site/pages/late.html", options()).await;
     let capture = capture.unwrap();
     find(&capture, "Written in the page.");
     find(&capture, "Added by a script after the page had loaded.");
@@ -437,7 +437,7 @@ async fn the_browser_is_restarted_when_it_dies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_pages_with_replaced_builtins_are_captured() {
-    let (server, capture) = capture_served("/site/pages/hostile.html", options()).await;
+    let (_server, capture) = capture_served("/site/pages/hostile.html", options()).await;
     let capture = capture.unwrap();
     let h1 = find(&capture, "Built-ins replaced");
     assert_eq!(h1.selector.last().unwrap().classes, vec!["a", "b"]);
