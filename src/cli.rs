@@ -148,9 +148,10 @@ async fn open_store(db: &str) -> anyhow::Result<Store> {
 
 async fn setup(db: &str) -> anyhow::Result<ExitCode> {
     let chromium = tokio::task::spawn_blocking(chromium::ensure_installed).await??;
-    println!("chromium: {}", chromium.display());
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "chromium: {}", chromium.display())?;
     let store = open_store(db).await?;
-    println!("database: {} ({})", store::redact(db), store.backend());
+    writeln!(out, "database: {} ({})", store::redact(db), store.backend())?;
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }
@@ -195,7 +196,7 @@ async fn demo(db: &str) -> anyhow::Result<ExitCode> {
             targets.push(path.display().to_string());
         }
     }
-    println!(
+    eprintln!(
         "capturing the example site ({} pages in {})",
         targets.len(),
         dir.display()
@@ -217,7 +218,7 @@ async fn demo(db: &str) -> anyhow::Result<ExitCode> {
         targets,
     };
     let code = capture(db, args).await?;
-    println!();
+    eprintln!();
     pages(db, &Site::new(EXAMPLE_SITE_NAME)?, false).await?;
     Ok(code)
 }
@@ -452,12 +453,12 @@ async fn import(db: &str, file: &Path) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// A time for tables: UTC, to the second (`2026-11-22 02:10:08Z`).
 fn format_time(t: Option<time::OffsetDateTime>) -> String {
-    t.and_then(|t| {
-        t.format(&time::format_description::well_known::Rfc3339)
-            .ok()
-    })
-    .unwrap_or_else(|| "-".into())
+    let format =
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]Z");
+    t.and_then(|t| t.to_offset(time::UtcOffset::UTC).format(&format).ok())
+        .unwrap_or_else(|| "-".into())
 }
 
 async fn sites(db: &str, json: bool) -> anyhow::Result<ExitCode> {

@@ -13,9 +13,19 @@ fn main() -> ExitCode {
         .init();
     match spider::cli::run(std::env::args_os()) {
         Ok(code) => code,
+        // A reader that stops early (`spider pages x | head`) is not an error.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("spider: error: {error:#}");
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
