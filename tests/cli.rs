@@ -264,3 +264,28 @@ fn fatal_errors_give_exit_status_2() {
         stderr(&out)
     );
 }
+
+/// README command 1: the demo captures the bundled example site.
+#[test]
+fn the_demo_captures_the_example_site() {
+    let (_dir, db) = temp_sqlite();
+    let out = spider(&db, &["demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("captured 4 of 4 pages"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("The village bread oven is lit again"),
+        "{}",
+        stdout(&out)
+    );
+    let out = spider(&db, &["pages", "example.test", "--json"]);
+    let pages: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(pages.len(), 4);
+    assert!(pages.iter().all(|p| p["blocks"] == 22), "{pages:?}");
+}
