@@ -261,16 +261,21 @@
 
   // A sheet whose rules cannot be read counts as unknown (so every property
   // is read), unless the caller knows it failed to load: then it has none.
+  // URLs are compared without their scheme: browsers may have upgraded the
+  // request from http: to https:.
   var failedSheets = {};
+  function schemeless(url) {
+    return String(url || '').replace(/^https?:/, '');
+  }
   function collectSheet(sheet, set, depth) {
     var rules;
-    try { rules = sheet.cssRules; } catch (e) { return failedSheets[sheet.href] === 1; }
+    try { rules = sheet.cssRules; } catch (e) { return failedSheets[schemeless(sheet.href)] === 1; }
     return rules ? collectRules(rules, set, depth) : false;
   }
 
   function relevantNames(doc, allNames, failed) {
     failedSheets = {};
-    for (var f = 0; f < failed.length; f++) failedSheets[failed[f]] = 1;
+    for (var f = 0; f < failed.length; f++) failedSheets[schemeless(failed[f])] = 1;
     var set = {};
     var sheets = doc.styleSheets;
     for (var i = 0; i < sheets.length; i++) {

@@ -119,6 +119,9 @@ impl Session {
             })
             .request_timeout(options.page_timeout + Duration::from_secs(5))
             .launch_timeout(Duration::from_secs(30))
+            // Fetch what the page asks for: upgrading http: requests to
+            // https: (and falling back) costs time and renames requests.
+            .disable_https_first()
             .arg("disable-gpu")
             .arg("disable-component-update")
             .arg("disable-background-networking")
