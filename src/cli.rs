@@ -201,21 +201,22 @@ async fn demo(db: &str) -> anyhow::Result<ExitCode> {
         targets.len(),
         dir.display()
     );
-    let args = CaptureArgs {
-        site: Some(Site::new(EXAMPLE_SITE_NAME)?),
-        json: false,
-        tabs: None,
-        timeout: 30.0,
-        load_timeout: 10.0,
-        settle_quiet_ms: 50,
-        settle_max_ms: 2000,
-        viewport: Viewport::default(),
-        offline: true,
-        online: false,
-        chromium: Some(chromium),
-        max_page_bytes: 50 << 20,
-        full_style: false,
-        targets,
+    // Through the parser, so the demo runs with `spider capture`'s defaults.
+    let mut argv: Vec<OsString> = [
+        "spider",
+        "capture",
+        "--offline",
+        "--site",
+        EXAMPLE_SITE_NAME,
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    argv.push("--chromium".into());
+    argv.push(chromium.into());
+    argv.extend(targets.into_iter().map(OsString::from));
+    let Command::Capture(args) = Cli::try_parse_from(argv)?.command else {
+        bail!("the demo's capture arguments did not parse as `spider capture`");
     };
     let code = capture(db, args).await?;
     eprintln!();

@@ -253,19 +253,11 @@ async fn local_stylesheets_load_and_unreachable_hosts_are_blocked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_without_load_event_is_captured_as_parsed() {
-    let server = FixtureServer::start().await;
     let mut opts = options();
     opts.load_timeout = Duration::from_secs(2);
     opts.settle_max = Duration::from_millis(500);
-    let capturer = Capturer::launch(opts).await.unwrap();
-    let capture = capturer
-        .capture(
-            &url_target(&server.url("/site/pages/hung-image.html")),
-            Some(&site()),
-        )
-        .await
-        .unwrap();
-    capturer.close().await;
+    let (server, capture) = capture_served("/site/pages/hung-image.html", opts).await;
+    let capture = capture.unwrap();
     find(&capture, "Waiting for the picture");
     find(
         &capture,
