@@ -486,13 +486,18 @@
     var t0 = win.performance.now();
     var walker = doc.createTreeWalker(body, 1 | 4);
     var node;
+    var spaceAt = -1;
     while ((node = walker.nextNode())) {
       if (node.nodeType === 1) {
         if (BREAKS[localNameOf.call(node)] === 1) seq++;
         continue;
       }
       var raw = node.nodeValue;
-      if (!raw || !NON_WS.test(raw)) continue;
+      if (!raw) continue;
+      // A whitespace-only node between two inline elements
+      // (`<a>Mail</a> <a>Print</a>`) renders as a space: remember it, so the
+      // words either side do not run together.
+      if (!NON_WS.test(raw)) { spaceAt = seq; continue; }
       var parent = parentOf.call(node);
       if (!parent || SKIP_TEXT_PARENT[localNameOf.call(parent)] === 1) continue;
       // SVG and MathML text is drawing, not prose.
@@ -505,6 +510,7 @@
       if (tr.right + scrollX <= 0 || tr.bottom + scrollY <= 0) continue;
       var entry = findBlock(parent);
       if (!entry) continue;
+      var spaceBefore = spaceAt === seq;
       // Only text that is kept advances the sequence: skipped text (hidden
       // spans, scripts) must not split the words around it.
       seq++;
@@ -513,7 +519,7 @@
       // separated by another block or a <br>: keep a word boundary.
       if (entry.parts.length > 0 && entry.lastSeq !== seq - 1) {
         entry.parts[entry.parts.length] = ' ';
-      } else if (entry.parts.length > 0 && /^[\s\u0085]/.test(raw)) {
+      } else if (entry.parts.length > 0 && (spaceBefore || /^[\s\u0085]/.test(raw))) {
         entry.parts[entry.parts.length] = ' ';
       }
       entry.parts[entry.parts.length] = text;

@@ -9,6 +9,11 @@
 //! - [`site`]: [`Site`], the name that groups a site's pages.
 //! - [`capture`]: render pages in Chromium and record their text blocks;
 //!   [`Capture`] is the JSON contract shared with the bookmarklet and import.
+//! - [`learn`]: cluster a site's blocks across its pages and turn the
+//!   winning clusters into [`Rules`].
+//! - [`rules`]: [`Rules`], the per-site rules (`rules/<site>.json`).
+//! - [`extract`]: apply rules to a page's HTML, without a browser.
+//! - [`eval`]: corpora and token F1.
 //! - [`store`]: SQLite or PostgreSQL through sqlx; all SQL lives there.
 //! - [`cli`]: the `spider` command line.
 //!
@@ -31,9 +36,18 @@
 
 pub mod capture;
 pub mod cli;
+pub mod eval;
+pub mod extract;
+pub mod learn;
+pub mod rules;
 pub mod site;
 pub mod store;
+#[cfg(test)]
+mod testutil;
 
 pub use capture::{Block, Capture, CaptureError};
+pub use extract::{Extraction, extract};
+pub use learn::{LearnError, Learned, learn_site};
+pub use rules::{Rules, RulesError};
 pub use site::Site;
 pub use store::{Store, StoreError};

@@ -45,6 +45,9 @@ macro_rules! on_pool {
     };
 }
 
+mod rules;
+pub use rules::RulesVersion;
+
 /// A site and how many pages of it are stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SiteSummary {
@@ -252,20 +255,30 @@ impl Store {
         Ok(pages)
     }
 
-    /// The full captures of a site, by URL (what the learner reads).
+    /// The full captures of a site, by URL.
     pub async fn captures(&self, site: &Site) -> Result<Vec<Capture>, StoreError> {
-        let rows = on_pool!(self, pool => {
-            sqlx::query(
-                "SELECT c.url, c.captured_at, c.viewport_width, c.viewport_height, c.lang, \
-                 c.agent, c.truncated, c.meta, c.blocks, c.html FROM capture c \
-                 JOIN site s ON s.site_id = c.site_id WHERE s.name = $1 ORDER BY c.url",
-            )
-            .bind(site.as_str())
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|row| -> Result<CaptureRow, sqlx::Error> {
-                Ok(CaptureRow {
+        let mut out = Vec::new();
+        self.for_each_capture(site, |c| out.push(c)).await?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each capture of a site, by URL, one row at a time, so
+    /// a site of many pages never sits in memory at once (what the learner
+    /// reads). Returns the number of captures.
+    pub async fn for_each_capture(
+        &self,
+        site: &Site,
+        mut f: impl FnMut(Capture),
+    ) -> Result<usize, StoreError> {
+        use futures::TryStreamExt;
+        const QUERY: &str = "SELECT c.url, c.captured_at, c.viewport_width, c.viewport_height, \
+             c.lang, c.agent, c.truncated, c.meta, c.blocks, c.html FROM capture c \
+             JOIN site s ON s.site_id = c.site_id WHERE s.name = $1 ORDER BY c.url";
+        let mut count = 0;
+        on_pool!(self, pool => {
+            let mut rows = sqlx::query(QUERY).bind(site.as_str()).fetch(pool);
+            while let Some(row) = rows.try_next().await? {
+                let row = CaptureRow {
                     url: row.try_get(0)?,
                     captured_at: row.try_get(1)?,
                     viewport_width: row.try_get(2)?,
@@ -276,11 +289,12 @@ impl Store {
                     meta: row.try_get(7)?,
                     blocks: row.try_get(8)?,
                     html: row.try_get(9)?,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?
+                };
+                f(row.into_capture(site)?);
+                count += 1;
+            }
         });
-        rows.into_iter().map(|row| row.into_capture(site)).collect()
+        Ok(count)
     }
 }
 

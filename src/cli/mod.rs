@@ -14,6 +14,8 @@ use clap::{Args, Parser, Subcommand};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod learn;
+
 use crate::capture::{self, CaptureOptions, Capturer, Target, Viewport, chromium};
 use crate::site::Site;
 use crate::store::{self, Store, Stored};
@@ -31,7 +33,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+pub(super) enum Command {
     /// Install what spider needs (Chromium, via apt-get when missing) and check the database.
     Setup,
     /// Capture the bundled example site into the database (installs Chromium when missing).
@@ -57,10 +59,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Learn a site's extraction rules from its stored captures.
+    Learn(learn::LearnArgs),
+    /// Show a site's current rules (or their versions).
+    Rules(learn::RulesArgs),
+    /// Show every cluster of a site's last learn: selector, size, pages, score, fate, sample texts.
+    Explain(learn::ExplainArgs),
 }
 
 #[derive(Debug, Args)]
-struct CaptureArgs {
+pub(super) struct CaptureArgs {
     /// Site the pages belong to (default: the URL's host, or the page's canonical URL host).
     #[arg(long)]
     site: Option<Site>,
@@ -138,11 +146,14 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> anyhow::Result<ExitCode
             Command::Import { file } => import(&cli.db, &file).await,
             Command::Sites { json } => sites(&cli.db, json).await,
             Command::Pages { site, json } => pages(&cli.db, &site, json).await,
+            Command::Learn(args) => learn::learn(&cli.db, args).await,
+            Command::Rules(args) => learn::rules(&cli.db, args).await,
+            Command::Explain(args) => learn::explain(&cli.db, args).await,
         }
     })
 }
 
-async fn open_store(db: &str) -> anyhow::Result<Store> {
+pub(super) async fn open_store(db: &str) -> anyhow::Result<Store> {
     Store::open(db).await.map_err(anyhow::Error::from)
 }
 
@@ -160,23 +171,23 @@ async fn setup(db: &str) -> anyhow::Result<ExitCode> {
 const EXAMPLE_SITE: &[(&str, &str)] = &[
     (
         "style.css",
-        include_str!("../tests/fixtures/example-site/style.css"),
+        include_str!("../../tests/fixtures/example-site/style.css"),
     ),
     (
         "first-frost.html",
-        include_str!("../tests/fixtures/example-site/first-frost.html"),
+        include_str!("../../tests/fixtures/example-site/first-frost.html"),
     ),
     (
         "river-survey.html",
-        include_str!("../tests/fixtures/example-site/river-survey.html"),
+        include_str!("../../tests/fixtures/example-site/river-survey.html"),
     ),
     (
         "night-trains.html",
-        include_str!("../tests/fixtures/example-site/night-trains.html"),
+        include_str!("../../tests/fixtures/example-site/night-trains.html"),
     ),
     (
         "bread-oven.html",
-        include_str!("../tests/fixtures/example-site/bread-oven.html"),
+        include_str!("../../tests/fixtures/example-site/bread-oven.html"),
     ),
 ];
 
@@ -293,7 +304,7 @@ impl Progress {
     }
 }
 
-async fn capture(db: &str, args: CaptureArgs) -> anyhow::Result<ExitCode> {
+pub(super) async fn capture(db: &str, args: CaptureArgs) -> anyhow::Result<ExitCode> {
     let targets = expand_targets(&args.targets)?;
     let secs = |s: f64, what: &str| {
         if s.is_finite() && s > 0.0 {
@@ -455,7 +466,7 @@ async fn import(db: &str, file: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// A time for tables: UTC, to the second (`2026-11-22 02:10:08Z`).
-fn format_time(t: Option<time::OffsetDateTime>) -> String {
+pub(super) fn format_time(t: Option<time::OffsetDateTime>) -> String {
     let format =
         time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]Z");
     t.and_then(|t| t.to_offset(time::UtcOffset::UTC).format(&format).ok())

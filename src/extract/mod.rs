@@ -1,0 +1,394 @@
+//! Extract: apply a site's [`Rules`] to a page's HTML, without a browser.
+//!
+//! Pure and synchronous: bytes or text plus rules in, an [`Extraction`] out.
+//! The learner uses the same parse ([`Page`]) to test candidate selectors on
+//! the training pages' source, so a rule behaves at extraction exactly as it
+//! did when it was chosen (html5ever semantics: `tbody` is inserted, scripts
+//! do not run, classes added by scripts do not exist).
+
+use std::collections::{HashMap, HashSet};
+
+use ego_tree::NodeId;
+use scraper::{ElementRef, Html, Node, Selector};
+use serde::Serialize;
+
+use crate::rules::{Rules, normalize_text, parse_selector};
+
+/// Elements whose text is never page text.
+const SKIPPED_TAGS: &[&str] = &["script", "style", "noscript", "template", "head", "title"];
+
+/// A parsed page.
+pub struct Page {
+    html: Html,
+}
+
+/// What extraction found on one page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Extraction {
+    /// The title rule's text, when it matched.
+    pub title: Option<String>,
+    /// Text blocks in document order, title first, whitespace normalised.
+    pub blocks: Vec<String>,
+    /// Each rule and how many elements it matched.
+    pub matched: Vec<RuleMatch>,
+}
+
+/// How many elements one rule matched on the page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleMatch {
+    /// `container`, `title`, `content` or `exclude`.
+    pub kind: &'static str,
+    /// The selector.
+    pub selector: String,
+    /// Elements matched.
+    pub count: usize,
+}
+
+impl Extraction {
+    /// The main text: blocks separated by blank lines.
+    pub fn text(&self) -> String {
+        self.blocks.join("\n\n")
+    }
+
+    /// True when no content rule matched anything.
+    pub fn content_matched_nothing(&self) -> bool {
+        self.matched.iter().filter(|m| m.kind == "content").all(|m| m.count == 0)
+    }
+}
+
+impl Page {
+    /// Parses an HTML document (never fails: html5ever repairs what it must).
+    pub fn parse(html: &str) -> Page {
+        Page {
+            html: Html::parse_document(html),
+        }
+    }
+
+    /// The `<html>` element.
+    pub fn root(&self) -> ElementRef<'_> {
+        self.html.root_element()
+    }
+
+    /// The element at `path`: for each step from `<html>` down, its index
+    /// among its parent's element children (the capture's `node` path).
+    /// `None` when the static parse has no such element or its tag differs
+    /// from `tags` (the page's scripts changed the tree).
+    pub fn element_at(&self, path: &[u32], tags: &[&str]) -> Option<NodeId> {
+        let mut element = self.root();
+        if path.first() != Some(&0) || tags.first().is_some_and(|t| *t != element.value().name()) {
+            return None;
+        }
+        for (depth, &index) in path.iter().enumerate().skip(1) {
+            element = element.child_elements().nth(index as usize)?;
+            if tags.get(depth).is_some_and(|t| *t != element.value().name()) {
+                return None;
+            }
+        }
+        Some(element.id())
+    }
+
+    /// An element by id.
+    pub fn element(&self, id: NodeId) -> Option<ElementRef<'_>> {
+        self.html.tree.get(id).and_then(ElementRef::wrap)
+    }
+
+    /// Every element matching `selector`, in document order.
+    pub fn select(&self, selector: &Selector) -> Vec<NodeId> {
+        self.html.select(selector).map(|e| e.id()).collect()
+    }
+
+    /// True when `ancestor` is `node` or contains it.
+    pub fn contains(&self, ancestor: NodeId, node: NodeId) -> bool {
+        if ancestor == node {
+            return true;
+        }
+        let Some(node) = self.html.tree.get(node) else {
+            return false;
+        };
+        node.ancestors().any(|a| a.id() == ancestor)
+    }
+
+    /// Ids of the element's ancestors, nearest first, up to `<html>`.
+    pub fn ancestors(&self, id: NodeId) -> Vec<NodeId> {
+        match self.html.tree.get(id) {
+            Some(node) => node
+                .ancestors()
+                .filter(|a| a.value().is_element())
+                .map(|a| a.id())
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The element's visible text, whitespace normalised, skipping scripts,
+    /// styles, hidden elements and the subtrees in `skip`.
+    pub fn text(&self, id: NodeId, skip: &HashSet<NodeId>) -> String {
+        let mut out = String::new();
+        if let Some(node) = self.html.tree.get(id) {
+            collect_text(node, skip, &mut out);
+        }
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Applies `rules`.
+    pub fn extract(&self, rules: &Rules) -> Extraction {
+        let mut matched = Vec::new();
+        // Selectors were validated when the rules were loaded; one that still
+        // fails to parse matches nothing rather than failing the page.
+        let select = |selector: &str| match parse_selector(selector) {
+            Ok(s) => self.select(&s),
+            Err(_) => Vec::new(),
+        };
+
+        let mut excluded: HashSet<NodeId> = HashSet::new();
+        for rule in &rules.exclude {
+            let ids = select(&rule.selector);
+            matched.push(RuleMatch {
+                kind: "exclude",
+                selector: rule.selector.clone(),
+                count: ids.len(),
+            });
+            excluded.extend(ids);
+        }
+
+        let scopes: Vec<NodeId> = match &rules.container {
+            Some(container) => {
+                let ids = select(&container.selector);
+                matched.push(RuleMatch {
+                    kind: "container",
+                    selector: container.selector.clone(),
+                    count: ids.len(),
+                });
+                ids
+            }
+            None => Vec::new(),
+        };
+
+        let mut content: HashSet<NodeId> = HashSet::new();
+        let mut content_matches = Vec::new();
+        for rule in &rules.content {
+            let ids: Vec<NodeId> = select(&rule.selector)
+                .into_iter()
+                .filter(|&id| scopes.is_empty() || scopes.iter().any(|&s| self.contains(s, id)))
+                .collect();
+            content_matches.push(RuleMatch {
+                kind: "content",
+                selector: rule.selector.clone(),
+                count: ids.len(),
+            });
+            content.extend(ids);
+        }
+        // A container that matched nothing must not hide content the
+        // selectors find: retry without it.
+        if content.is_empty() && !scopes.is_empty() {
+            content_matches.clear();
+            for rule in &rules.content {
+                let ids = select(&rule.selector);
+                content_matches.push(RuleMatch {
+                    kind: "content",
+                    selector: rule.selector.clone(),
+                    count: ids.len(),
+                });
+                content.extend(ids);
+            }
+        }
+        matched.extend(content_matches);
+
+        let title = rules.title.as_ref().and_then(|rule| {
+            let ids = select(&rule.selector);
+            matched.push(RuleMatch {
+                kind: "title",
+                selector: rule.selector.clone(),
+                count: ids.len(),
+            });
+            let text = self.text(*ids.first()?, &excluded);
+            (!text.is_empty()).then_some(text)
+        });
+
+        let template: HashSet<&str> = rules.template.iter().map(String::as_str).collect();
+        let mut blocks = Vec::new();
+        for id in self.outermost_in_order(&content) {
+            if self.ancestors(id).iter().any(|a| excluded.contains(a)) || excluded.contains(&id) {
+                continue;
+            }
+            let text = self.text(id, &excluded);
+            if text.is_empty() || template.contains(normalize_text(&text).as_str()) {
+                continue;
+            }
+            blocks.push(text);
+        }
+        if let Some(title) = &title
+            && blocks.first() != Some(title)
+        {
+            blocks.retain(|b| b != title);
+            blocks.insert(0, title.clone());
+        }
+        Extraction {
+            title,
+            blocks,
+            matched,
+        }
+    }
+
+    /// The elements of `set` in document order, leaving out those inside
+    /// another element of the set (their text is already in the outer one).
+    pub fn outermost_in_order(&self, set: &HashSet<NodeId>) -> Vec<NodeId> {
+        if set.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut inside: Option<NodeId> = None;
+        for edge in self.html.tree.root().traverse() {
+            match edge {
+                ego_tree::iter::Edge::Open(node) => {
+                    if inside.is_none() && set.contains(&node.id()) {
+                        inside = Some(node.id());
+                        out.push(node.id());
+                    }
+                }
+                ego_tree::iter::Edge::Close(node) => {
+                    if inside == Some(node.id()) {
+                        inside = None;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Position of every element in document order.
+    pub fn document_order(&self) -> HashMap<NodeId, usize> {
+        self.html
+            .tree
+            .root()
+            .descendants()
+            .enumerate()
+            .map(|(i, n)| (n.id(), i))
+            .collect()
+    }
+}
+
+fn collect_text(node: ego_tree::NodeRef<'_, Node>, skip: &HashSet<NodeId>, out: &mut String) {
+    match node.value() {
+        Node::Text(text) => out.push_str(text),
+        Node::Element(element) => {
+            if skip.contains(&node.id())
+                || SKIPPED_TAGS.contains(&element.name())
+                || element.attr("hidden").is_some()
+                || element.attr("style").is_some_and(hides)
+            {
+                return;
+            }
+            // Block-level boundaries and line breaks separate words.
+            let breaks = element.name() == "br" || !INLINE_TAGS.contains(&element.name());
+            if breaks {
+                out.push(' ');
+            }
+            for child in node.children() {
+                collect_text(child, skip, out);
+            }
+            if breaks {
+                out.push(' ');
+            }
+        }
+        _ => {
+            for child in node.children() {
+                collect_text(child, skip, out);
+            }
+        }
+    }
+}
+
+/// Inline elements: text on either side joins without a space.
+const INLINE_TAGS: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
+    "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr", "big",
+    "tt", "strike", "label", "ins", "del",
+];
+
+/// True for an inline style that hides the element.
+fn hides(style: &str) -> bool {
+    let style: String = style.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
+    style.contains("display:none") || style.contains("visibility:hidden")
+}
+
+/// Applies `rules` to a page's HTML text.
+pub fn extract(html: &str, rules: &Rules) -> Extraction {
+    Page::parse(html).extract(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Container, ContentRule, ExcludeRule, FORMAT_VERSION, TitleRule};
+    use crate::site::Site;
+
+    fn rules(content: &[&str], exclude: &[&str], template: &[&str]) -> Rules {
+        Rules {
+            format: FORMAT_VERSION,
+            site: Site::new("example.test").unwrap(),
+            version: 0,
+            learned_at: time::OffsetDateTime::UNIX_EPOCH,
+            pages: 1,
+            container: Some(Container {
+                selector: "article".into(),
+                pages: 1,
+            }),
+            title: Some(TitleRule {
+                selector: "h1".into(),
+                pages: 1,
+                similarity: 1.0,
+            }),
+            content: content
+                .iter()
+                .map(|s| ContentRule {
+                    selector: s.to_string(),
+                    score: 1.0,
+                    confidence: 1.0,
+                    pages: 1,
+                    blocks: 1,
+                    cluster: 0,
+                })
+                .collect(),
+            exclude: exclude
+                .iter()
+                .map(|s| ExcludeRule {
+                    selector: s.to_string(),
+                    pages: 1,
+                    blocks: 1,
+                })
+                .collect(),
+            template: template.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    const PAGE: &str = r#"<html><body><h1>Head  line</h1><p>Outside</p>
+        <article><div class="body"><p>One <b>bold</b> word</p><blockquote><p>Quoted</p></blockquote>
+        <div class="share"><p>Share this</p></div><p>Share this</p><script>var x = 1;</script>
+        <p hidden>Hidden</p><p style="display: none">Gone</p><table><tr><td>cell</td></tr></table></div></article>"#;
+
+    #[test]
+    fn applies_container_exclusions_template_and_title() {
+        let rules = rules(&["p", "blockquote", "tbody td"], &[".share"], &["share this"]);
+        let out = extract(PAGE, &rules);
+        assert_eq!(out.blocks, ["Head line", "One bold word", "Quoted", "cell"]);
+        assert_eq!(out.title.as_deref(), Some("Head line"));
+        assert!(!out.content_matched_nothing());
+    }
+
+    #[test]
+    fn reports_rules_that_match_nothing() {
+        let out = extract(PAGE, &rules(&[".missing"], &[], &[]));
+        assert!(out.content_matched_nothing());
+        assert_eq!(out.blocks, ["Head line"]);
+    }
+
+    #[test]
+    fn finds_elements_by_node_path() {
+        let page = Page::parse(PAGE);
+        // html > body > article(3rd element child, index 2) > div > p
+        let id = page.element_at(&[0, 1, 2, 0, 0], &["html", "body", "article", "div", "p"]);
+        assert_eq!(page.text(id.unwrap(), &HashSet::new()), "One bold word");
+        assert!(page.element_at(&[0, 1, 2, 0, 0], &["html", "body", "div"]).is_none());
+    }
+}
