@@ -202,3 +202,48 @@ async fn migrations_are_idempotent() {
     assert_eq!(store.sites().await.unwrap().len(), 1);
     store.close().await;
 }
+
+fn rules(site: &str, selector: &str) -> spider::Rules {
+    spider::Rules {
+        format: spider::rules::FORMAT_VERSION,
+        site: Site::new(site).unwrap(),
+        version: 0,
+        learned_at: OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap(),
+        pages: 3,
+        container: None,
+        title: None,
+        content: vec![spider::rules::ContentRule {
+            selector: selector.into(),
+            score: 1.5,
+            confidence: 0.9,
+            pages: 3,
+            blocks: 12,
+            cluster: 4,
+        }],
+        exclude: vec![],
+        template: vec!["share this".into()],
+    }
+}
+
+on_both_backends!(
+    rules_are_versioned_and_the_newest_is_current,
+    |store: Store| async move {
+        let site = Site::new("example.com").unwrap();
+        assert_eq!(store.rules(&site).await.unwrap(), None);
+        let v1 = store.put_rules(&rules("example.com", ".entry p"), "{\"r\":1}").await.unwrap();
+        let v2 = store.put_rules(&rules("example.com", "article p"), "{\"r\":2}").await.unwrap();
+        store.put_rules(&rules("other.org", "p"), "{}").await.unwrap();
+        assert_eq!((v1.version, v2.version), (1, 2));
+        let current = store.rules(&site).await.unwrap().unwrap();
+        assert_eq!(current, v2);
+        assert_eq!(current.content[0].selector, "article p");
+        let first = store.rules_version(&site, Some(1)).await.unwrap().unwrap();
+        assert_eq!(first.content[0].selector, ".entry p");
+        assert_eq!(store.rules_version(&site, Some(9)).await.unwrap(), None);
+        assert_eq!(store.rules_report(&site, None).await.unwrap().as_deref(), Some("{\"r\":2}"));
+        let history = store.rules_history(&site).await.unwrap();
+        let versions: Vec<i64> = history.iter().map(|h| h.version).collect();
+        assert_eq!(versions, [2, 1]);
+        assert_eq!((history[0].content, history[0].template, history[0].pages), (1, 1, 3));
+    }
+);

@@ -6,4 +6,5 @@ mod util;
 
 mod capture;
 mod cli;
+mod learn;
 mod store;

@@ -448,7 +448,7 @@ impl Learner {
         }
         timings.push(("cluster".into(), ms(started)));
 
-        let model = Model {
+        let mut model = Model {
             site,
             pages,
             blocks,
@@ -458,11 +458,14 @@ impl Learner {
             template_texts,
         };
         let started = Instant::now();
-        let scores = score::score_clusters(&model);
+        let mut scores = score::score_clusters(&model);
         timings.push(("score".into(), ms(started)));
 
         let started = Instant::now();
         let mut selection = select::select(&model, &scores);
+        if select::adopt_noise(&mut model, &mut selection).is_some() {
+            scores = score::score_clusters(&model);
+        }
         timings.push(("select".into(), ms(started)));
 
         let started = Instant::now();

@@ -160,3 +160,33 @@ pub fn select(model: &Model, scores: &[Score]) -> Selection {
         regions,
     }
 }
+
+/// Blocks in no cluster (one-offs: a figure caption, a table on one page)
+/// that sit inside the content region and are text of the page's own,
+/// gathered into one more cluster, selected as content. Returns its id.
+pub fn adopt_noise(model: &mut Model, selection: &mut Selection) -> Option<usize> {
+    let id = model.clusters;
+    let mut adopted = 0;
+    for i in 0..model.blocks.len() {
+        let block = &model.blocks[i];
+        if block.cluster.is_some() || block.template || block.link {
+            continue;
+        }
+        let Some(r) = selection.regions.get(&block.page) else { continue };
+        let [x, y, w, h] = block.bounds;
+        let (cx, cy) = (x + w / 2.0, y + h / 2.0);
+        let inside = cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3];
+        if !inside || model.tags(block).iter().any(|t| CHROME_TAGS.contains(t)) {
+            continue;
+        }
+        model.blocks[i].cluster = Some(id);
+        adopted += 1;
+    }
+    if adopted == 0 {
+        return None;
+    }
+    model.clusters += 1;
+    selection.roles.push(Role::Content);
+    selection.reasons.push(format!("{adopted} unclustered block(s) inside the content region"));
+    Some(id)
+}
