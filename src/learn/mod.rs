@@ -302,6 +302,7 @@ impl Learner {
         let first = self.blocks.len();
         let mut keys_on_page: HashSet<(u64, bool)> = HashSet::new();
         let mut headline: Option<(usize, f64)> = None;
+        let mut headline_rank = 0.0;
         for block in &capture.blocks {
             let normalized = normalize_text(&block.text);
             if normalized.is_empty() {
@@ -314,9 +315,19 @@ impl Learner {
             keys_on_page.insert((text_key, link));
             let words = text::word_count(&block.text) as u32;
             let index = self.blocks.len();
-            if !link && (words as usize) <= HEADLINE_MAX_WORDS {
+            if (words as usize) <= HEADLINE_MAX_WORDS {
                 let sim = headline_similarity(&normalized, &titles);
-                if sim >= HEADLINE_MIN_SIMILARITY && headline.is_none_or(|(_, best)| sim > best) {
+                // Blog titles are often links to their permalink, but the
+                // same title in a "recent posts" list is one too: prefer
+                // text over links, then the larger type.
+                let font = block
+                    .style
+                    .get("font-size")
+                    .and_then(|v| v.trim_end_matches("px").parse::<f64>().ok())
+                    .unwrap_or(16.0);
+                let rank = sim * if link { 0.95 } else { 1.0 } + font.clamp(0.0, 200.0) / 10_000.0;
+                if sim >= HEADLINE_MIN_SIMILARITY && headline_rank < rank {
+                    headline_rank = rank;
                     headline = Some((index, sim));
                 }
             }
@@ -463,6 +474,22 @@ impl Learner {
 
         let started = Instant::now();
         let mut selection = select::select(&model, &scores);
+        let split = match selection.top {
+            Some(top) => select::split_top(&mut model, top),
+            None => Vec::new(),
+        };
+        if !split.is_empty() {
+            scores = score::score_clusters(&model);
+            selection = select::select(&model, &scores);
+            for &c in &split {
+                if selection.roles[c] == select::Role::Other {
+                    selection.reasons[c] = format!(
+                        "styled like the content, in another container ({})",
+                        selection.reasons[c]
+                    );
+                }
+            }
+        }
         if select::adopt_noise(&mut model, &mut selection).is_some() {
             scores = score::score_clusters(&model);
         }

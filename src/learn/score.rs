@@ -18,8 +18,9 @@
 //!   of them and nets zero), floored at 0, averaged over pages; enters as
 //!   (1 + 2r). IDF is over the site's pages, so the site name weighs 0.
 //! - `headline`: 1 / (1 + d), d the distance in viewport heights from the
-//!   headline to the cluster's first block, so a comment thread far below
-//!   scores less than the text right under the headline.
+//!   headline (the top of the page when none was found) to the cluster's
+//!   first block, so a comment thread far below scores less than the text
+//!   right under the headline.
 //!
 //! Pages without metadata still score: relevance is then 0 and the other
 //! parts decide.
@@ -145,7 +146,6 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
 
             let mut relevance = 0.0;
             let mut headline_sum = 0.0;
-            let mut headline_pages = 0.0;
             for (&p, agg) in pages {
                 let own = &shares[p as usize];
                 let mut own_share = 0.0;
@@ -158,15 +158,15 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
                 let others = (n - 1).max(1) as f64;
                 relevance += (own_share - other_share / others).max(0.0);
                 let page = &model.pages[p as usize];
-                if let Some((h, _)) = page.headline {
-                    let vh = f64::from(page.viewport.1.max(1));
-                    let d = (agg.min_y - f64::from(model.blocks[h].bounds[1])) / vh;
-                    headline_sum += 1.0 / (1.0 + d.abs());
-                    headline_pages += 1.0;
-                }
+                // Without a headline, the top of the page stands in: the
+                // article still comes before the comments.
+                let reference = page.headline.map_or(0.0, |(h, _)| f64::from(model.blocks[h].bounds[1]));
+                let vh = f64::from(page.viewport.1.max(1));
+                let d = (agg.min_y - reference) / vh;
+                headline_sum += 1.0 / (1.0 + d.abs());
             }
             let relevance = relevance / present;
-            let headline = if headline_pages > 0.0 { headline_sum / headline_pages } else { 1.0 };
+            let headline = headline_sum / present;
             let total = mass.sqrt()
                 * coverage
                 * prose

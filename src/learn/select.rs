@@ -27,6 +27,9 @@ const MAX_TEMPLATE_SHARE: f64 = 0.5;
 const MAX_LINK_DENSITY: f64 = 0.5;
 /// Relevance a chrome-tagged cluster needs to join.
 const CHROME_MIN_RELEVANCE: f64 = 0.1;
+/// Prose share a cluster needs to count as inside between the headline and
+/// the region.
+const PROSE_ABOVE: f64 = 0.5;
 /// Tags that mark page chrome when on a block's path.
 const CHROME_TAGS: &[&str] = &["nav", "aside", "header", "footer", "form", "menu"];
 
@@ -121,7 +124,15 @@ pub fn select(model: &Model, scores: &[Score]) -> Selection {
         counts[c].0 += 1;
         let [x, y, w, h] = block.bounds;
         let (cx, cy) = (x + w / 2.0, y + h / 2.0);
-        if cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3] {
+        // Prose between the headline and the top cluster (an intro in its
+        // own wrapper) is inside too; short strips there (bylines) are not.
+        let mut top_edge = r[1];
+        if scores[c].prose >= PROSE_ABOVE
+            && let Some((hb, _)) = model.pages[block.page as usize].headline
+        {
+            top_edge = top_edge.min(model.blocks[hb].bounds[1]);
+        }
+        if cx >= r[0] && cx <= r[2] && cy >= top_edge && cy <= r[3] {
             counts[c].1 += 1;
         }
     }
@@ -189,4 +200,78 @@ pub fn adopt_noise(model: &mut Model, selection: &mut Selection) -> Option<usize
     selection.roles.push(Role::Content);
     selection.reasons.push(format!("{adopted} unclustered block(s) inside the content region"));
     Some(id)
+}
+
+/// Splits the top cluster by container.
+///
+/// Comment threads and sidebars are often styled like the article, so they
+/// land in the article's cluster, and the article's region then covers
+/// them. Each block of the top cluster is filed under its nearest *stable
+/// anchor*: the closest ancestor with a class or id found on most pages
+/// (`div.entry-content`, `div.comment-body`, `#sidebar`). When that gives
+/// several groups, each becomes a cluster of its own; scoring then picks
+/// the article's group (relevance, closeness to the headline) and the
+/// others join it only when they sit inside its region. Returns the new
+/// clusters' ids.
+pub fn split_top(model: &mut Model, top: usize) -> Vec<usize> {
+    let n_pages = model.pages.len();
+    // Anchor key per interned step: tag + classes, or #id. A step's id is
+    // left out when it has classes, so a per-page id does not split a key.
+    let mut key_ids: HashMap<String, u32> = HashMap::new();
+    let step_keys: Vec<Option<u32>> = model
+        .steps
+        .iter()
+        .map(|s| {
+            let key = if !s.classes.is_empty() {
+                format!("{}.{}", s.tag, s.classes.join("."))
+            } else if let Some(id) = &s.id {
+                format!("#{id}")
+            } else {
+                return None;
+            };
+            let next = key_ids.len() as u32;
+            Some(*key_ids.entry(key).or_insert(next))
+        })
+        .collect();
+    let mut key_pages: Vec<(u32, u32)> = vec![(u32::MAX, 0); key_ids.len()]; // last page, count
+    for block in &model.blocks {
+        for &s in block.steps.iter() {
+            if let Some(k) = step_keys[s as usize] {
+                let e = &mut key_pages[k as usize];
+                if e.0 != block.page {
+                    e.0 = block.page;
+                    e.1 += 1;
+                }
+            }
+        }
+    }
+    let min_pages = ((n_pages as f64 * 0.6).ceil() as u32).max(2);
+    let stable = |k: u32| key_pages[k as usize].1 >= min_pages;
+
+    // Group by nearest stable anchor (the block's own step excluded).
+    let mut groups: HashMap<Option<u32>, Vec<usize>> = HashMap::new();
+    for (i, block) in model.blocks.iter().enumerate() {
+        if block.cluster != Some(top) {
+            continue;
+        }
+        let steps = &block.steps[..block.steps.len().saturating_sub(1)];
+        let anchor = steps.iter().rev().find_map(|&s| step_keys[s as usize].filter(|&k| stable(k)));
+        groups.entry(anchor).or_default().push(i);
+    }
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    let mut groups: Vec<(Option<u32>, Vec<usize>)> = groups.into_iter().collect();
+    // The biggest group keeps the id; the order is fixed for stable ids.
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let mut new_ids = Vec::new();
+    for (_, blocks) in groups.into_iter().skip(1) {
+        let id = model.clusters;
+        model.clusters += 1;
+        new_ids.push(id);
+        for b in blocks {
+            model.blocks[b].cluster = Some(id);
+        }
+    }
+    new_ids
 }

@@ -31,7 +31,7 @@ use super::select::{Role, Selection};
 use super::{Model, ValidParams};
 use crate::capture::SelectorStep;
 use crate::extract::Page;
-use crate::rules::{Container, ContentRule, ExcludeRule, TitleRule, parse_selector};
+use crate::rules::{Container, ContentRule, ExcludeRule, TitleRule, normalize_text, parse_selector};
 
 /// Selectors tried per cluster beyond the first (greedy additions).
 const MAX_SELECTORS_PER_CLUSTER: usize = 3;
@@ -213,10 +213,26 @@ fn samples(model: &Model, selection: &Selection, n: usize) -> Vec<Sample> {
             let page = Page::parse(data.html.as_deref().unwrap_or_default());
             let mut elements = HashMap::new();
             let mut content_elements = HashSet::new();
+            let mut by_text: Option<HashMap<(String, String), Vec<NodeId>>> = None;
+            let mut used = HashSet::new();
             for b in model.page_blocks(p) {
                 let block = &model.blocks[b];
                 let tags = model.tags(block);
-                if let Some(e) = page.element_at(&block.node, &tags) {
+                let text = normalize_text(&block.text);
+                // By index path first, checked by text: scripts that insert
+                // or move elements shift the paths of what follows.
+                let by_path = page
+                    .element_at(&block.node, &tags)
+                    .filter(|&e| normalize_text(&page.text(e, &HashSet::new())).contains(&text));
+                let found = by_path.or_else(|| {
+                    let index = by_text.get_or_insert_with(|| text_index(&page));
+                    let tag = tags.last().copied().unwrap_or_default();
+                    index
+                        .get(&(tag.to_string(), text.clone()))
+                        .and_then(|ids| ids.iter().find(|id| !used.contains(*id)).copied())
+                });
+                if let Some(e) = found {
+                    used.insert(e);
                     elements.insert(b, e);
                     if block.cluster.is_some_and(|c| content.contains(&c)) {
                         content_elements.insert(e);
@@ -233,6 +249,20 @@ fn samples(model: &Model, selection: &Selection, n: usize) -> Vec<Sample> {
             }
         })
         .collect()
+}
+
+/// Elements of the source by (tag, normalised text), for blocks whose index
+/// path no longer leads to them.
+fn text_index(page: &Page) -> HashMap<(String, String), Vec<NodeId>> {
+    let mut index: HashMap<(String, String), Vec<NodeId>> = HashMap::new();
+    let none = HashSet::new();
+    for e in page.root().descendants().filter_map(scraper::ElementRef::wrap) {
+        let text = normalize_text(&page.text(e.id(), &none));
+        if !text.is_empty() && text.len() <= 20_000 {
+            index.entry((e.value().name().to_string(), text)).or_default().push(e.id());
+        }
+    }
+    index
 }
 
 /// Candidate selectors from rendered paths, most frequent first.
