@@ -469,27 +469,12 @@ impl Learner {
             template_texts,
         };
         let started = Instant::now();
+        select::split_by_anchor(&mut model);
         let mut scores = score::score_clusters(&model);
         timings.push(("score".into(), ms(started)));
 
         let started = Instant::now();
         let mut selection = select::select(&model, &scores);
-        let split = match selection.top {
-            Some(top) => select::split_top(&mut model, top),
-            None => Vec::new(),
-        };
-        if !split.is_empty() {
-            scores = score::score_clusters(&model);
-            selection = select::select(&model, &scores);
-            for &c in &split {
-                if selection.roles[c] == select::Role::Other {
-                    selection.reasons[c] = format!(
-                        "styled like the content, in another container ({})",
-                        selection.reasons[c]
-                    );
-                }
-            }
-        }
         if select::adopt_noise(&mut model, &mut selection).is_some() {
             scores = score::score_clusters(&model);
         }

@@ -202,18 +202,18 @@ pub fn adopt_noise(model: &mut Model, selection: &mut Selection) -> Option<usize
     Some(id)
 }
 
-/// Splits the top cluster by container.
+/// Splits clusters by container.
 ///
-/// Comment threads and sidebars are often styled like the article, so they
-/// land in the article's cluster, and the article's region then covers
-/// them. Each block of the top cluster is filed under its nearest *stable
-/// anchor*: the closest ancestor with a class or id found on most pages
-/// (`div.entry-content`, `div.comment-body`, `#sidebar`). When that gives
-/// several groups, each becomes a cluster of its own; scoring then picks
-/// the article's group (relevance, closeness to the headline) and the
-/// others join it only when they sit inside its region. Returns the new
-/// clusters' ids.
-pub fn split_top(model: &mut Model, top: usize) -> Vec<usize> {
+/// Blocks styled alike but in different places of the page are different
+/// things: comment threads are often styled like the article, and on an
+/// unstyled page every `div` looks like every other. Each block is filed
+/// under its nearest *stable anchor*: the closest ancestor with a class or
+/// id found on most pages (`div.entry-content`, `div.comment-body`,
+/// `#sidebar`). A cluster whose blocks fall under several anchors becomes
+/// one cluster per anchor; scoring then picks the article's part
+/// (relevance, closeness to the headline) and the others join it only when
+/// they sit inside its region. Returns the number of clusters added.
+pub fn split_by_anchor(model: &mut Model) -> usize {
     let n_pages = model.pages.len();
     // Anchor key per interned step: tag + classes, or #id. A step's id is
     // left out when it has classes, so a per-page id does not split a key.
@@ -248,30 +248,31 @@ pub fn split_top(model: &mut Model, top: usize) -> Vec<usize> {
     let min_pages = ((n_pages as f64 * 0.6).ceil() as u32).max(2);
     let stable = |k: u32| key_pages[k as usize].1 >= min_pages;
 
-    // Group by nearest stable anchor (the block's own step excluded).
-    let mut groups: HashMap<Option<u32>, Vec<usize>> = HashMap::new();
+    // Per cluster, group by nearest stable anchor (the block's own step
+    // excluded).
+    let mut groups: HashMap<(usize, Option<u32>), Vec<usize>> = HashMap::new();
     for (i, block) in model.blocks.iter().enumerate() {
-        if block.cluster != Some(top) {
-            continue;
-        }
+        let Some(c) = block.cluster else { continue };
         let steps = &block.steps[..block.steps.len().saturating_sub(1)];
         let anchor = steps.iter().rev().find_map(|&s| step_keys[s as usize].filter(|&k| stable(k)));
-        groups.entry(anchor).or_default().push(i);
+        groups.entry((c, anchor)).or_default().push(i);
     }
-    if groups.len() < 2 {
-        return Vec::new();
-    }
-    let mut groups: Vec<(Option<u32>, Vec<usize>)> = groups.into_iter().collect();
-    // The biggest group keeps the id; the order is fixed for stable ids.
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-    let mut new_ids = Vec::new();
-    for (_, blocks) in groups.into_iter().skip(1) {
-        let id = model.clusters;
-        model.clusters += 1;
-        new_ids.push(id);
-        for b in blocks {
-            model.blocks[b].cluster = Some(id);
+    let mut groups: Vec<((usize, Option<u32>), Vec<usize>)> = groups.into_iter().collect();
+    // Per cluster the biggest group keeps the id; the order is fixed so
+    // ids do not change between runs.
+    groups.sort_by(|a, b| a.0.0.cmp(&b.0.0).then(b.1.len().cmp(&a.1.len())).then(a.0.1.cmp(&b.0.1)));
+    let mut added = 0;
+    let mut previous = None;
+    for ((c, _), blocks) in groups {
+        if previous == Some(c) {
+            let id = model.clusters;
+            model.clusters += 1;
+            added += 1;
+            for b in blocks {
+                model.blocks[b].cluster = Some(id);
+            }
         }
+        previous = Some(c);
     }
-    new_ids
+    added
 }

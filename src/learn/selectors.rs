@@ -78,11 +78,19 @@ struct Sample {
 }
 
 impl Sample {
+    /// The elements `selector` matches that have text (an image-only `<p>`
+    /// matched or not changes nothing at extraction).
     fn select(&mut self, selector: &str, parsed: &Selector) -> Vec<NodeId> {
         if let Some(hit) = self.cache.get(selector) {
             return hit.clone();
         }
-        let ids = self.page.select(parsed);
+        let none = HashSet::new();
+        let ids: Vec<NodeId> = self
+            .page
+            .select(parsed)
+            .into_iter()
+            .filter(|&id| !self.page.text(id, &none).is_empty())
+            .collect();
         self.cache.insert(selector.to_string(), ids.clone());
         ids
     }
