@@ -203,6 +203,7 @@ fn check(capture: &Capture) {
 
 fn parent(sizes: &[usize], repeat: usize) {
     let exe = std::env::current_exe().expect("own executable");
+    let load_before = load();
     let mut results: Vec<(usize, Vec<Value>)> = Vec::new();
     for &n in sizes {
         let mut runs = Vec::new();
@@ -248,7 +249,7 @@ fn parent(sizes: &[usize], repeat: usize) {
             .collect::<Vec<_>>()
             .join(",")
     );
-    println!("{}\n", machine());
+    println!("{}\n", machine(&load_before));
     println!(
         "| blocks | pages | distinct vectors | clusters | learn s (median of {repeat}) | µs per block | peak RSS MB |"
     );
@@ -396,8 +397,17 @@ fn steps(v: &Value) -> Vec<(String, f64)> {
     serde_json::from_value(v["steps"].clone()).expect("steps")
 }
 
+/// The 1-minute load average (`/proc/loadavg`): other work on the machine
+/// slows every figure.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "?".into())
+}
+
 /// `2 cores (AMD EPYC), 24.0 GiB`, from `/proc`.
-fn machine() -> String {
+fn machine(load_before: &str) -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
@@ -420,7 +430,8 @@ fn machine() -> String {
         })
         .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
     format!(
-        "**Machine:** {cores} cores (`{model}`, as /proc/cpuinfo names it), {mem_gib:.1} GiB; release build (bench profile)."
+        "**Machine:** {cores} cores (`{model}`, as /proc/cpuinfo names it), {mem_gib:.1} GiB; release build (bench profile); load average {load_before} before the runs, {} after.",
+        load()
     )
 }
 

@@ -104,6 +104,9 @@ pub struct BlockData {
     pub template: bool,
     /// Cluster, after clustering.
     pub cluster: Option<usize>,
+    /// The element its nearest stable anchor is (hash of its index path;
+    /// 0: none), set by [`select::split_by_anchor`].
+    pub anchor: u64,
 }
 
 /// Everything known about a site's pages after all captures are added.
@@ -349,6 +352,7 @@ impl Learner {
                 vector,
                 template: false,
                 cluster: None,
+                anchor: 0,
             });
         }
         for key in keys_on_page {

@@ -21,6 +21,10 @@
 //!   headline (the top of the page when none was found) to the cluster's
 //!   first block, so a comment thread far below scores less than the text
 //!   right under the headline.
+//! - `repeats`: 1 / (1 + ln n), n the mean number of elements per page that
+//!   its blocks' nearest stable anchors are: the article sits in one
+//!   `div.entry-content`, a comment thread in one `div.comment` per comment
+//!   (a thread can be longer and as relevant as the article it discusses).
 //!
 //! Pages without metadata still score: relevance is then 0 and the other
 //! parts decide.
@@ -54,6 +58,11 @@ pub struct Score {
     pub relevance: f64,
     /// Closeness to the headline, 0 to 1.
     pub headline: f64,
+    /// 1 / (1 + ln n), n the mean number of containers per page its blocks
+    /// sit in: an article is one container, a comment thread one per
+    /// comment.
+    #[serde(default)]
+    pub repeats: f64,
 }
 
 #[derive(Default)]
@@ -63,6 +72,7 @@ struct PageAgg {
     content_blocks: f64,
     min_y: f64,
     terms: HashSet<u32>,
+    anchors: HashSet<u64>,
 }
 
 /// Scores every cluster of the model.
@@ -115,6 +125,7 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
             }
         }
         agg.min_y = agg.min_y.min(f64::from(block.bounds[1]));
+        agg.anchors.insert(block.anchor);
         let t = &mut totals[c];
         t.0 += words;
         if block.template {
@@ -146,6 +157,7 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
 
             let mut relevance = 0.0;
             let mut headline_sum = 0.0;
+            let mut instances = 0.0;
             for (&p, agg) in pages {
                 let own = &shares[p as usize];
                 let mut own_share = 0.0;
@@ -164,7 +176,9 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
                 let vh = f64::from(page.viewport.1.max(1));
                 let d = (agg.min_y - reference) / vh;
                 headline_sum += 1.0 / (1.0 + d.abs());
+                instances += agg.anchors.len() as f64;
             }
+            let repeats = 1.0 / (1.0 + (instances / present).ln());
             let relevance = relevance / present;
             let headline = headline_sum / present;
             let total = mass.sqrt()
@@ -173,7 +187,8 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
                 * (1.0 - link_density).powi(2)
                 * (1.0 - template_share)
                 * (1.0 + 2.0 * relevance)
-                * headline;
+                * headline
+                * repeats;
             Score {
                 total,
                 mass,
@@ -183,6 +198,7 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
                 template_share,
                 relevance,
                 headline,
+                repeats,
             }
         })
         .collect()

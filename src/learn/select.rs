@@ -11,6 +11,7 @@
 //! article too, and they are template or link text.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
 
@@ -251,10 +252,17 @@ pub fn split_by_anchor(model: &mut Model) -> usize {
     // Per cluster, group by nearest stable anchor (the block's own step
     // excluded).
     let mut groups: HashMap<(usize, Option<u32>), Vec<usize>> = HashMap::new();
-    for (i, block) in model.blocks.iter().enumerate() {
-        let Some(c) = block.cluster else { continue };
+    for (i, block) in model.blocks.iter_mut().enumerate() {
         let steps = &block.steps[..block.steps.len().saturating_sub(1)];
-        let anchor = steps.iter().rev().find_map(|&s| step_keys[s as usize].filter(|&k| stable(k)));
+        let depth = steps.iter().rposition(|&s| step_keys[s as usize].is_some_and(stable));
+        let anchor = depth.and_then(|d| step_keys[steps[d] as usize]);
+        // Which element the anchor is on its page: its index path.
+        block.anchor = depth.map_or(0, |d| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            block.node[..=d.min(block.node.len().saturating_sub(1))].hash(&mut h);
+            h.finish() | 1
+        });
+        let Some(c) = block.cluster else { continue };
         groups.entry((c, anchor)).or_default().push(i);
     }
     let mut groups: Vec<((usize, Option<u32>), Vec<usize>)> = groups.into_iter().collect();
