@@ -288,4 +288,66 @@ fn the_demo_captures_the_example_site() {
         .collect();
     assert_eq!(pages.len(), 4);
     assert!(pages.iter().all(|p| p["blocks"] == 22), "{pages:?}");
+    // ...and learns its rules.
+    let out = spider(&db, &["rules", "example.test"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rules = spider::Rules::from_json(&stdout(&out)).unwrap();
+    assert_eq!(rules.version, 1);
+    assert!(rules.content.iter().any(|r| r.selector.contains("p")), "{rules:?}");
+}
+
+/// `learn` from stored captures, then `rules`, `rules --history`, `explain`.
+#[test]
+fn learn_rules_and_explain() {
+    let (dir, db) = temp_sqlite();
+    let site_dir = fixtures().join("news-site").display().to_string();
+    let out = spider(&db, &["capture", "--site", "harbour.test", &site_dir]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let rules_dir = dir.path().join("rules");
+    let rules_arg = rules_dir.display().to_string();
+    let out = spider(&db, &["learn", "harbour.test", "--out", &rules_arg, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(json["rules"]["version"], 1);
+    assert_eq!(json["report"]["pages"], 6);
+    let file = rules_dir.join("harbour.test.json");
+    let from_file = spider::Rules::read(&file).unwrap();
+    assert_eq!(serde_json::to_value(&from_file).unwrap(), json["rules"]);
+
+    // The human summary, and a second version.
+    let out = spider(&db, &["learn", "harbour.test", "--out", &rules_arg]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("learned harbour.test (version 2) from 6 pages"), "{text}");
+    assert!(text.contains("content    "), "{text}");
+
+    let out = spider(&db, &["rules", "harbour.test"]);
+    let current = spider::Rules::from_json(&stdout(&out)).unwrap();
+    assert_eq!(current.version, 2);
+    let out = spider(&db, &["rules", "harbour.test", "--history", "--json"]);
+    let versions: Vec<i64> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(versions, [2, 1]);
+    let out = spider(&db, &["rules", "harbour.test", "--version", "1"]);
+    assert_eq!(spider::Rules::from_json(&stdout(&out)).unwrap().version, 1);
+
+    let report = dir.path().join("report.html");
+    let out = spider(&db, &["explain", "harbour.test", "--html", &report.display().to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("content") && text.contains("why: top score"), "{text}");
+    assert!(text.contains("div.ad-slot") || text.contains("excluded"), "{text}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<table") && html.contains("class=\"content\""), "{html}");
+
+    // Unknown sites: clear messages.
+    let out = spider(&db, &["learn", "nobody.test"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no captures of site nobody.test"), "{}", stderr(&out));
+    let out = spider(&db, &["rules", "nobody.test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no rules for nobody.test"), "{}", stderr(&out));
 }

@@ -36,7 +36,7 @@ pub struct Cli {
 pub(super) enum Command {
     /// Install what spider needs (Chromium, via apt-get when missing) and check the database.
     Setup,
-    /// Capture the bundled example site into the database (installs Chromium when missing).
+    /// Capture the bundled example site into the database and learn its rules (installs Chromium when missing).
     Demo,
     /// Render pages in headless Chromium and store one capture per page.
     Capture(CaptureArgs),
@@ -232,7 +232,17 @@ async fn demo(db: &str) -> anyhow::Result<ExitCode> {
     let code = capture(db, args).await?;
     eprintln!();
     pages(db, &Site::new(EXAMPLE_SITE_NAME)?, false).await?;
-    Ok(code)
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
+    }
+    // Then learn its rules, as `spider learn example.test --out DIR/rules`.
+    eprintln!();
+    let rules_dir = dir.join("rules");
+    let argv = ["spider", "learn", EXAMPLE_SITE_NAME, "--out"].into_iter().map(OsString::from).chain([rules_dir.into_os_string()]);
+    let Command::Learn(args) = Cli::try_parse_from(argv)?.command else {
+        bail!("the demo's learn arguments did not parse as `spider learn`");
+    };
+    learn::learn(db, args).await
 }
 
 /// Expands directories to their .html/.htm files, sorted.

@@ -664,3 +664,116 @@ fn headline_similarity(block: &str, titles: &[String]) -> f64 {
     }
     best
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::normalize_text;
+    use crate::testutil;
+
+    const TITLES: [&str; 4] = [
+        "Otters return to the river",
+        "Night trains run again",
+        "The bread oven is lit",
+        "Frost arrives early in the valley",
+    ];
+
+    /// A page of a small blog: nav, an article with a per-page id (its
+    /// paragraphs in an extra wrapper on odd pages), a sidebar listing every
+    /// title as text, comments, a footer.
+    fn page(i: usize) -> String {
+        let title = TITLES[i];
+        let words = title.to_lowercase();
+        let body: String = (0..4)
+            .map(|k| {
+                format!(
+                    "<p>Paragraph {k} of the story about {words}: the committee met on day {i}{k} and \
+                     agreed that the work on {words} should continue through the winter months.</p>"
+                )
+            })
+            .collect();
+        let body = if i % 2 == 1 { format!("<div class=\"inner\">{body}</div>") } else { body };
+        let sidebar: String = TITLES.iter().map(|t| format!("<li>{t}</li>")).collect();
+        let comments: String = (0..3)
+            .map(|k| {
+                format!(
+                    "<div class=\"comment\"><p>Reader {k} on page {i} says this was a fine read and \
+                     asks when the next piece comes out, thanks for writing it.</p></div>"
+                )
+            })
+            .collect();
+        format!(
+            "<html><head><title>{title}</title></head><body>\
+             <nav class=\"menu\"><ul><li><a href=\"/\">Home</a></li><li><a href=\"/a\">About</a></li></ul></nav>\
+             <main><article class=\"post\" id=\"post-{n}\"><h1>{title}</h1><div class=\"entry\">{body}</div></article>\
+             <section class=\"comments\">{comments}</section></main>\
+             <aside class=\"sidebar\"><ul class=\"recent\">{sidebar}</ul></aside>\
+             <footer class=\"foot\"><p>Written by neighbours. Copyright 2026.</p></footer></body></html>",
+            n = 3586 + i * 7
+        )
+    }
+
+    fn learned() -> (Vec<String>, Learned) {
+        let pages: Vec<String> = (0..TITLES.len()).map(page).collect();
+        let captures = pages
+            .iter()
+            .enumerate()
+            .map(|(i, html)| testutil::capture("blog.test", &format!("https://blog.test/{i}"), TITLES[i], html))
+            .collect();
+        let site = Site::new("blog.test").unwrap();
+        (pages, learn_site(&site, captures, &ValidParams::default()).unwrap())
+    }
+
+    #[test]
+    fn learns_the_article_from_pages_with_per_page_ids_and_extra_wrappers() {
+        let (pages, learned) = learned();
+        let rules = &learned.rules;
+        assert!(!rules.content.is_empty());
+        for rule in &rules.content {
+            assert!(!rule.selector.contains("post-"), "per-page id in {}", rule.selector);
+        }
+        for (i, html) in pages.iter().enumerate() {
+            let out = crate::extract::extract(html, rules);
+            let text = out.text();
+            for k in 0..4 {
+                assert!(text.contains(&format!("Paragraph {k} of the story")), "page {i}: paragraph {k} missing: {text}");
+            }
+            assert!(!text.contains("Reader"), "page {i}: comments extracted: {text}");
+            assert!(!text.contains("Copyright"), "page {i}: footer extracted");
+            assert!(!text.contains("Home"), "page {i}: nav extracted");
+            assert_eq!(out.title.as_deref(), Some(TITLES[i]));
+        }
+        // The footer recurs on every page: a template string.
+        assert!(rules.template.contains(&normalize_text("Written by neighbours. Copyright 2026.")));
+    }
+
+    #[test]
+    fn a_sidebar_listing_every_title_is_not_relevant() {
+        let (_, learned) = learned();
+        let by_sample = |needle: &str| {
+            learned
+                .report
+                .clusters
+                .iter()
+                .find(|c| c.samples.iter().any(|s| s.contains(needle)))
+                .unwrap_or_else(|| panic!("no cluster holds {needle}"))
+        };
+        let article = by_sample("Paragraph 0");
+        let sidebar = by_sample("Night trains run again");
+        assert!(article.score.relevance > 0.2, "{:?}", article.score);
+        assert!(sidebar.score.relevance < 0.05, "{:?}", sidebar.score);
+        assert!(article.score.total > sidebar.score.total);
+        assert_eq!(article.role, select::Role::Content);
+    }
+
+    #[test]
+    fn too_few_pages_and_other_sites_are_refused() {
+        let site = Site::new("blog.test").unwrap();
+        let one = testutil::capture("blog.test", "https://blog.test/0", TITLES[0], &page(0));
+        let err = learn_site(&site, vec![one], &ValidParams::default()).unwrap_err();
+        assert!(matches!(err, LearnError::TooFewPages { found: 1, .. }), "{err}");
+        let other = testutil::capture("other.test", "https://other.test/0", TITLES[0], &page(0));
+        let err = learn_site(&site, vec![other], &ValidParams::default()).unwrap_err();
+        assert!(matches!(err, LearnError::WrongSite { .. }), "{err}");
+    }
+}
