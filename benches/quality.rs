@@ -39,7 +39,15 @@ fn parse_args() -> Args {
         match arg.as_str() {
             "--corpus" => args.corpus = PathBuf::from(it.next().expect("--corpus DIR")),
             "--db" => args.db = it.next().expect("--db URL"),
-            "--groups" => args.groups = Some(it.next().expect("--groups a,b").split(',').map(String::from).collect()),
+            "--groups" => {
+                args.groups = Some(
+                    it.next()
+                        .expect("--groups a,b")
+                        .split(',')
+                        .map(String::from)
+                        .collect(),
+                )
+            }
             "--verbose" => args.verbose = true,
             "--bench" => {}
             other => panic!("unknown argument {other}"),
@@ -51,7 +59,8 @@ fn parse_args() -> Args {
 #[tokio::main]
 async fn main() {
     let args = parse_args();
-    let entries = read_manifest(&args.corpus).expect("the dev corpus (../shared/datasets/sites-dev) must be beside the checkout");
+    let entries = read_manifest(&args.corpus)
+        .expect("the dev corpus (../shared/datasets/sites-dev) must be beside the checkout");
     let mut groups: BTreeMap<String, (Vec<_>, Vec<_>)> = BTreeMap::new();
     for e in entries {
         let slot = groups.entry(e.group.clone()).or_default();
@@ -61,16 +70,30 @@ async fn main() {
             slot.1.push(e);
         }
     }
-    groups.retain(|g, (_, test)| !test.is_empty() && args.groups.as_ref().is_none_or(|l| l.contains(g)));
+    groups.retain(|g, (_, test)| {
+        !test.is_empty() && args.groups.as_ref().is_none_or(|l| l.contains(g))
+    });
     let store = Store::open(&args.db).await.expect("database");
 
     // Capture what is missing.
-    let stored: std::collections::HashMap<String, i64> =
-        store.sites().await.expect("sites").into_iter().map(|s| (s.site.to_string(), s.pages)).collect();
+    let stored: std::collections::HashMap<String, i64> = store
+        .sites()
+        .await
+        .expect("sites")
+        .into_iter()
+        .map(|s| (s.site.to_string(), s.pages))
+        .collect();
     let missing: Vec<(Site, Target)> = groups
         .iter()
         .filter(|(g, (train, _))| stored.get(g.as_str()).copied().unwrap_or(0) < train.len() as i64)
-        .flat_map(|(g, (train, _))| train.iter().map(move |e| (Site::new(g).expect("group is a site name"), Target::File(e.html.clone()))))
+        .flat_map(|(g, (train, _))| {
+            train.iter().map(move |e| {
+                (
+                    Site::new(g).expect("group is a site name"),
+                    Target::File(e.html.clone()),
+                )
+            })
+        })
         .collect();
     if !missing.is_empty() {
         eprintln!("capturing {} train pages", missing.len());
@@ -94,7 +117,11 @@ async fn main() {
                 Err(e) => eprintln!("FAIL {}: {e}", target.display()),
             }
             if done % 50 == 0 {
-                eprintln!("  {done}/{} in {:.0} s", missing.len(), started.elapsed().as_secs_f64());
+                eprintln!(
+                    "  {done}/{} in {:.0} s",
+                    missing.len(),
+                    started.elapsed().as_secs_f64()
+                );
             }
         }
         drop(stream);
@@ -144,7 +171,12 @@ async fn main() {
             }
         }
         let mean = f1s.iter().sum::<f64>() / f1s.len() as f64;
-        let selectors: Vec<&str> = learned.rules.content.iter().map(|r| r.selector.as_str()).collect();
+        let selectors: Vec<&str> = learned
+            .rules
+            .content
+            .iter()
+            .map(|r| r.selector.as_str())
+            .collect();
         rows.push((mean, group.clone(), f1s.len(), selectors.join(" | ")));
     }
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -170,12 +170,14 @@ impl Rules {
             return Err(RulesError::Format { found: self.format });
         }
         let check = |field: &'static str, selector: &str| {
-            parse_selector(selector).map(|_| ()).map_err(|reason| RulesError::Selector {
-                site: self.site.clone(),
-                field,
-                selector: selector.to_string(),
-                reason,
-            })
+            parse_selector(selector)
+                .map(|_| ())
+                .map_err(|reason| RulesError::Selector {
+                    site: self.site.clone(),
+                    field,
+                    selector: selector.to_string(),
+                    reason,
+                })
         };
         if let Some(container) = &self.container {
             check("container", &container.selector)?;
@@ -285,12 +287,18 @@ mod tests {
     #[test]
     fn other_format_is_refused() {
         let json = rules().to_json().replace("\"format\": 1", "\"format\": 9");
-        assert!(matches!(Rules::from_json(&json), Err(RulesError::Format { found: 9 })));
+        assert!(matches!(
+            Rules::from_json(&json),
+            Err(RulesError::Format { found: 9 })
+        ));
     }
 
     #[test]
     fn normalises_text() {
-        assert_eq!(normalize_text("  Share\u{a0}THIS\n story "), "share this story");
+        assert_eq!(
+            normalize_text("  Share\u{a0}THIS\n story "),
+            "share this story"
+        );
         assert_eq!(normalize_text("ﬁne"), "fine");
     }
 }

@@ -27,7 +27,10 @@ pub fn block(tag_path: &[&str], style: &[(&str, &str)], width: f64, x: f64) -> B
             width,
             height: 20.0,
         },
-        style: style.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        style: style
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
     }
 }
 
@@ -38,7 +41,17 @@ pub fn block(tag_path: &[&str], style: &[(&str, &str)], width: f64, x: f64) -> B
 pub fn capture(site: &str, url: &str, title: &str, html: &str) -> Capture {
     use scraper::{ElementRef, Html, Node};
     let doc = Html::parse_document(html);
-    let block_tags = ["p", "h1", "h2", "h3", "li", "blockquote", "figcaption", "td", "div"];
+    let block_tags = [
+        "p",
+        "h1",
+        "h2",
+        "h3",
+        "li",
+        "blockquote",
+        "figcaption",
+        "td",
+        "div",
+    ];
     let mut blocks = Vec::new();
     fn walk(
         e: ElementRef<'_>,
@@ -75,7 +88,15 @@ pub fn capture(site: &str, url: &str, title: &str, html: &str) -> Capture {
                 .children()
                 .filter_map(ElementRef::wrap)
                 .filter(|c| c.value().name() == "a")
-                .map(|a| a.text().collect::<String>().split_whitespace().collect::<Vec<_>>().join(" ").chars().count())
+                .map(|a| {
+                    a.text()
+                        .collect::<String>()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .chars()
+                        .count()
+                })
                 .sum();
             let mut style = BTreeMap::new();
             for (step, _) in path.iter().skip(2) {
@@ -105,7 +126,13 @@ pub fn capture(site: &str, url: &str, title: &str, html: &str) -> Capture {
         }
         path.pop();
     }
-    walk(doc.root_element(), &mut Vec::new(), 0, &block_tags, &mut blocks);
+    walk(
+        doc.root_element(),
+        &mut Vec::new(),
+        0,
+        &block_tags,
+        &mut blocks,
+    );
     Capture {
         schema: SCHEMA_VERSION,
         site: Site::new(site).unwrap(),

@@ -293,7 +293,10 @@ fn the_demo_captures_the_example_site() {
     assert!(out.status.success(), "{}", stderr(&out));
     let rules = spider::Rules::from_json(&stdout(&out)).unwrap();
     assert_eq!(rules.version, 1);
-    assert!(rules.content.iter().any(|r| r.selector.contains("p")), "{rules:?}");
+    assert!(
+        rules.content.iter().any(|r| r.selector.contains("p")),
+        "{rules:?}"
+    );
 }
 
 /// `learn` from stored captures, then `rules`, `rules --history`, `explain`.
@@ -306,7 +309,10 @@ fn learn_rules_and_explain() {
 
     let rules_dir = dir.path().join("rules");
     let rules_arg = rules_dir.display().to_string();
-    let out = spider(&db, &["learn", "harbour.test", "--out", &rules_arg, "--json"]);
+    let out = spider(
+        &db,
+        &["learn", "harbour.test", "--out", &rules_arg, "--json"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(json["rules"]["version"], 1);
@@ -319,7 +325,10 @@ fn learn_rules_and_explain() {
     let out = spider(&db, &["learn", "harbour.test", "--out", &rules_arg]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("learned harbour.test (version 2) from 6 pages"), "{text}");
+    assert!(
+        text.contains("learned harbour.test (version 2) from 6 pages"),
+        "{text}"
+    );
     assert!(text.contains("content    "), "{text}");
 
     let out = spider(&db, &["rules", "harbour.test"]);
@@ -328,26 +337,55 @@ fn learn_rules_and_explain() {
     let out = spider(&db, &["rules", "harbour.test", "--history", "--json"]);
     let versions: Vec<i64> = stdout(&out)
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["version"].as_i64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["version"]
+                .as_i64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(versions, [2, 1]);
     let out = spider(&db, &["rules", "harbour.test", "--version", "1"]);
     assert_eq!(spider::Rules::from_json(&stdout(&out)).unwrap().version, 1);
 
     let report = dir.path().join("report.html");
-    let out = spider(&db, &["explain", "harbour.test", "--html", &report.display().to_string()]);
+    let out = spider(
+        &db,
+        &[
+            "explain",
+            "harbour.test",
+            "--html",
+            &report.display().to_string(),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("content") && text.contains("why: top score"), "{text}");
-    assert!(text.contains("div.ad-slot") || text.contains("excluded"), "{text}");
+    assert!(
+        text.contains("content") && text.contains("why: top score"),
+        "{text}"
+    );
+    assert!(
+        text.contains("div.ad-slot") || text.contains("excluded"),
+        "{text}"
+    );
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("<table") && html.contains("class=\"content\""), "{html}");
+    assert!(
+        html.contains("<table") && html.contains("class=\"content\""),
+        "{html}"
+    );
 
     // Unknown sites: clear messages.
     let out = spider(&db, &["learn", "nobody.test"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no captures of site nobody.test"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no captures of site nobody.test"),
+        "{}",
+        stderr(&out)
+    );
     let out = spider(&db, &["rules", "nobody.test"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no rules for nobody.test"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no rules for nobody.test"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -51,19 +51,33 @@ async fn rules_select_the_article_and_none_of_the_chrome() {
     // The structure of the rules.
     assert!(!rules.content.is_empty(), "no content selectors");
     for rule in &rules.content {
-        assert!(!rule.selector.contains("story-4"), "per-page id in {}", rule.selector);
-        assert!(!rule.selector.ends_with(" a") && rule.selector != "a", "link rule {}", rule.selector);
+        assert!(
+            !rule.selector.contains("story-4"),
+            "per-page id in {}",
+            rule.selector
+        );
+        assert!(
+            !rule.selector.ends_with(" a") && rule.selector != "a",
+            "link rule {}",
+            rule.selector
+        );
     }
     let title = rules.title.as_ref().expect("a title selector");
     assert_eq!(title.pages, PAGES.len());
     assert!(rules.container.is_some(), "a container");
     assert!(
-        rules.template.contains(&"share this story: facebook twitter email".to_string()),
+        rules
+            .template
+            .contains(&"share this story: facebook twitter email".to_string()),
         "the share bar is a template string (and its links' words stay apart): {:?}",
         rules.template
     );
     assert!(
-        learned.report.clusters.iter().any(|c| c.role == spider::learn::select::Role::Content && c.pages < PAGES.len()),
+        learned
+            .report
+            .clusters
+            .iter()
+            .any(|c| c.role == spider::learn::select::Role::Content && c.pages < PAGES.len()),
         "clusters on some pages only (blockquotes, lists) are selected too"
     );
 
@@ -72,11 +86,17 @@ async fn rules_select_the_article_and_none_of_the_chrome() {
     for page in PAGES {
         let html = std::fs::read_to_string(fixtures().join("news-site").join(page)).unwrap();
         let out = extract(&html, rules);
-        assert!(!out.content_matched_nothing(), "{page}: rules matched nothing");
+        assert!(
+            !out.content_matched_nothing(),
+            "{page}: rules matched nothing"
+        );
         let joined = normalize_text(&out.text());
         let content = texts(&html, "[data-expect=content]");
         for part in &content {
-            assert!(joined.contains(part.as_str()), "{page}: article text missing: {part}");
+            assert!(
+                joined.contains(part.as_str()),
+                "{page}: article text missing: {part}"
+            );
         }
         for block in &out.blocks {
             let block = normalize_text(block);
@@ -85,6 +105,9 @@ async fn rules_select_the_article_and_none_of_the_chrome() {
                 "{page}: extracted text that is not article: {block}"
             );
         }
-        assert_eq!(out.title.as_deref().map(normalize_text), texts(&html, "h1").first().cloned());
+        assert_eq!(
+            out.title.as_deref().map(normalize_text),
+            texts(&html, "h1").first().cloned()
+        );
     }
 }

@@ -230,9 +230,18 @@ on_both_backends!(
     |store: Store| async move {
         let site = Site::new("example.com").unwrap();
         assert_eq!(store.rules(&site).await.unwrap(), None);
-        let v1 = store.put_rules(&rules("example.com", ".entry p"), "{\"r\":1}").await.unwrap();
-        let v2 = store.put_rules(&rules("example.com", "article p"), "{\"r\":2}").await.unwrap();
-        store.put_rules(&rules("other.org", "p"), "{}").await.unwrap();
+        let v1 = store
+            .put_rules(&rules("example.com", ".entry p"), "{\"r\":1}")
+            .await
+            .unwrap();
+        let v2 = store
+            .put_rules(&rules("example.com", "article p"), "{\"r\":2}")
+            .await
+            .unwrap();
+        store
+            .put_rules(&rules("other.org", "p"), "{}")
+            .await
+            .unwrap();
         assert_eq!((v1.version, v2.version), (1, 2));
         let current = store.rules(&site).await.unwrap().unwrap();
         assert_eq!(current, v2);
@@ -240,10 +249,16 @@ on_both_backends!(
         let first = store.rules_version(&site, Some(1)).await.unwrap().unwrap();
         assert_eq!(first.content[0].selector, ".entry p");
         assert_eq!(store.rules_version(&site, Some(9)).await.unwrap(), None);
-        assert_eq!(store.rules_report(&site, None).await.unwrap().as_deref(), Some("{\"r\":2}"));
+        assert_eq!(
+            store.rules_report(&site, None).await.unwrap().as_deref(),
+            Some("{\"r\":2}")
+        );
         let history = store.rules_history(&site).await.unwrap();
         let versions: Vec<i64> = history.iter().map(|h| h.version).collect();
         assert_eq!(versions, [2, 1]);
-        assert_eq!((history[0].content, history[0].template, history[0].pages), (1, 1, 3));
+        assert_eq!(
+            (history[0].content, history[0].template, history[0].pages),
+            (1, 1, 3)
+        );
     }
 );

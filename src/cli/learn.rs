@@ -94,9 +94,11 @@ async fn learn_from_store(store: &Store, site: &Site, params: Params) -> anyhow:
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(total as u64);
         bar.set_style(
-            ProgressStyle::with_template("learn   [{bar:30}] {pos}/{len} pages {elapsed} {wide_msg}")
-                .expect("the progress template is valid")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "learn   [{bar:30}] {pos}/{len} pages {elapsed} {wide_msg}",
+            )
+            .expect("the progress template is valid")
+            .progress_chars("=> "),
         );
         Some(bar)
     } else {
@@ -137,7 +139,8 @@ pub async fn learn(db: &str, args: LearnArgs) -> anyhow::Result<ExitCode> {
     if args.urls.is_some() || !args.files.is_empty() {
         let mut targets: Vec<String> = args.files.clone();
         if let Some(file) = &args.urls {
-            let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
             targets.extend(
                 text.lines()
                     .map(str::trim)
@@ -148,7 +151,10 @@ pub async fn learn(db: &str, args: LearnArgs) -> anyhow::Result<ExitCode> {
         if targets.is_empty() {
             bail!("--urls/--files name no pages");
         }
-        let mut argv: Vec<OsString> = ["spider", "capture", "--site", args.site.as_str()].into_iter().map(OsString::from).collect();
+        let mut argv: Vec<OsString> = ["spider", "capture", "--site", args.site.as_str()]
+            .into_iter()
+            .map(OsString::from)
+            .collect();
         if let Some(chromium) = &args.chromium {
             argv.push("--chromium".into());
             argv.push(chromium.into());
@@ -180,19 +186,35 @@ pub async fn learn(db: &str, args: LearnArgs) -> anyhow::Result<ExitCode> {
         print_summary(&rules, &learned.report, &path, seconds)?;
     }
     if rules.content.is_empty() {
-        eprintln!("warning: no content selector could be learned for {}; extraction will fall back", rules.site);
+        eprintln!(
+            "warning: no content selector could be learned for {}; extraction will fall back",
+            rules.site
+        );
         return Ok(ExitCode::from(1));
     }
-    Ok(if capture_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if capture_failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn print_summary(rules: &Rules, report: &Report, path: &Path, seconds: f64) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    let selected = report.clusters.iter().filter(|c| c.role == crate::learn::select::Role::Content).count();
+    let selected = report
+        .clusters
+        .iter()
+        .filter(|c| c.role == crate::learn::select::Role::Content)
+        .count();
     writeln!(
         out,
         "learned {} (version {}) from {} pages, {} blocks ({} distinct vectors, {} template) in {seconds:.2} s",
-        rules.site, rules.version, report.pages, report.blocks, report.distinct_vectors, report.template_blocks
+        rules.site,
+        rules.version,
+        report.pages,
+        report.blocks,
+        report.distinct_vectors,
+        report.template_blocks
     )?;
     writeln!(
         out,
@@ -206,7 +228,11 @@ fn print_summary(rules: &Rules, report: &Report, path: &Path, seconds: f64) -> a
         writeln!(out, "container  {}  ({} pages)", c.selector, c.pages)?;
     }
     if let Some(t) = &rules.title {
-        writeln!(out, "title      {}  ({} pages, similarity {:.2})", t.selector, t.pages, t.similarity)?;
+        writeln!(
+            out,
+            "title      {}  ({} pages, similarity {:.2})",
+            t.selector, t.pages, t.similarity
+        )?;
     }
     for r in &rules.content {
         writeln!(
@@ -216,7 +242,11 @@ fn print_summary(rules: &Rules, report: &Report, path: &Path, seconds: f64) -> a
         )?;
     }
     for r in &rules.exclude {
-        writeln!(out, "exclude    {}  ({} pages, {} blocks)", r.selector, r.pages, r.blocks)?;
+        writeln!(
+            out,
+            "exclude    {}  ({} pages, {} blocks)",
+            r.selector, r.pages, r.blocks
+        )?;
     }
     writeln!(out, "template   {} strings", rules.template.len())?;
     writeln!(out, "wrote {}", path.display())?;
@@ -230,7 +260,10 @@ pub async fn rules(db: &str, args: RulesArgs) -> anyhow::Result<ExitCode> {
         let versions = store.rules_history(&args.site).await?;
         store.close().await;
         if versions.is_empty() {
-            eprintln!("no rules for {} yet: `spider learn {}`", args.site, args.site);
+            eprintln!(
+                "no rules for {} yet: `spider learn {}`",
+                args.site, args.site
+            );
             return Ok(ExitCode::from(1));
         }
         if args.json {
@@ -238,7 +271,11 @@ pub async fn rules(db: &str, args: RulesArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{}", serde_json::to_string(v)?)?;
             }
         } else {
-            writeln!(out, "{:>7}  {:20}  {:>5}  {:>7}  {:>7}  {:>8}", "version", "learned", "pages", "content", "exclude", "template")?;
+            writeln!(
+                out,
+                "{:>7}  {:20}  {:>5}  {:>7}  {:>7}  {:>8}",
+                "version", "learned", "pages", "content", "exclude", "template"
+            )?;
             for v in &versions {
                 writeln!(
                     out,
@@ -264,7 +301,10 @@ pub async fn rules(db: &str, args: RulesArgs) -> anyhow::Result<ExitCode> {
         None => {
             match args.version {
                 Some(v) => eprintln!("{} has no rules version {v}", args.site),
-                None => eprintln!("no rules for {} yet: `spider learn {}`", args.site, args.site),
+                None => eprintln!(
+                    "no rules for {} yet: `spider learn {}`",
+                    args.site, args.site
+                ),
             }
             Ok(ExitCode::from(1))
         }
@@ -280,7 +320,8 @@ pub async fn explain(db: &str, args: ExplainArgs) -> anyhow::Result<ExitCode> {
     };
     let (report, rules): (Report, Option<Rules>) = match stored {
         Some(json) => (
-            serde_json::from_str(&json).context("the stored learn report is unreadable (learn again with --relearn)")?,
+            serde_json::from_str(&json)
+                .context("the stored learn report is unreadable (learn again with --relearn)")?,
             store.rules(&args.site).await?,
         ),
         None => {
@@ -292,7 +333,8 @@ pub async fn explain(db: &str, args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let text = explain_text(&report, args.top);
     write!(std::io::stdout().lock(), "{text}")?;
     if let Some(path) = &args.html {
-        std::fs::write(path, explain_html(&report, rules.as_ref())).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, explain_html(&report, rules.as_ref()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -316,17 +358,47 @@ fn explain_text(report: &Report, top: usize) -> String {
     let _ = writeln!(
         s,
         "{:>4}  {:8}  {:>7}  {:>5}  {:>6}  {:>6}  {:>4}  {:>5}  {:>5}  {:>5}  {:>4}  {:>4}  selector / signature",
-        "#", "role", "score", "pages", "blocks", "mass", "cov", "prose", "links", "tmpl", "rel", "head"
+        "#",
+        "role",
+        "score",
+        "pages",
+        "blocks",
+        "mass",
+        "cov",
+        "prose",
+        "links",
+        "tmpl",
+        "rel",
+        "head"
     );
     let n = if top == 0 { report.clusters.len() } else { top };
     for c in report.clusters.iter().take(n) {
         let sc = &c.score;
-        let role = serde_json::to_value(c.role).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        let selector = if c.selectors.is_empty() { c.signature.clone() } else { c.selectors.join(", ") };
+        let role = serde_json::to_value(c.role)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let selector = if c.selectors.is_empty() {
+            c.signature.clone()
+        } else {
+            c.selectors.join(", ")
+        };
         let _ = writeln!(
             s,
             "{:>4}  {:8}  {:>7.2}  {:>5}  {:>6}  {:>6.1}  {:>4.2}  {:>5.2}  {:>5.2}  {:>5.2}  {:>4.2}  {:>4.2}  {}",
-            c.id, role, sc.total, c.pages, c.blocks, sc.mass, sc.coverage, sc.prose, sc.link_density, sc.template_share, sc.relevance, sc.headline, selector
+            c.id,
+            role,
+            sc.total,
+            c.pages,
+            c.blocks,
+            sc.mass,
+            sc.coverage,
+            sc.prose,
+            sc.link_density,
+            sc.template_share,
+            sc.relevance,
+            sc.headline,
+            selector
         );
         let _ = writeln!(s, "      why: {}", c.reason);
         for sample in &c.samples {
@@ -337,7 +409,10 @@ fn explain_text(report: &Report, top: usize) -> String {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn explain_html(report: &Report, rules: Option<&Rules>) -> String {
@@ -359,12 +434,24 @@ fn explain_html(report: &Report, rules: Option<&Rules>) -> String {
         noise = report.noise_blocks,
         n = report.clusters.len()
     );
-    let max = report.clusters.iter().map(|c| c.score.total).fold(0.0f64, f64::max).max(1e-9);
+    let max = report
+        .clusters
+        .iter()
+        .map(|c| c.score.total)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
     s.push_str("<table><tr><th>#</th><th>role</th><th>score</th><th>pages</th><th>blocks</th><th>mass</th><th>cov</th><th>prose</th><th>links</th><th>template</th><th>relevance</th><th>headline</th><th>selector / signature</th><th>why</th><th>samples</th></tr>");
     for c in &report.clusters {
-        let role = serde_json::to_value(c.role).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let role = serde_json::to_value(c.role)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
         let sc = &c.score;
-        let selector = if c.selectors.is_empty() { c.signature.clone() } else { c.selectors.join(", ") };
+        let selector = if c.selectors.is_empty() {
+            c.signature.clone()
+        } else {
+            c.selectors.join(", ")
+        };
         let samples: Vec<String> = c.samples.iter().map(|t| escape(t)).collect();
         let _ = write!(
             s,
@@ -389,7 +476,12 @@ fn explain_html(report: &Report, rules: Option<&Rules>) -> String {
     }
     s.push_str("</table>");
     if let Some(rules) = rules {
-        let _ = write!(s, "<h2>Rules (version {})</h2><pre>{}</pre>", rules.version, escape(&rules.to_json()));
+        let _ = write!(
+            s,
+            "<h2>Rules (version {})</h2><pre>{}</pre>",
+            rules.version,
+            escape(&rules.to_json())
+        );
     }
     s.push_str("</body></html>\n");
     s

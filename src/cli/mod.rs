@@ -238,7 +238,10 @@ async fn demo(db: &str) -> anyhow::Result<ExitCode> {
     // Then learn its rules, as `spider learn example.test --out DIR/rules`.
     eprintln!();
     let rules_dir = dir.join("rules");
-    let argv = ["spider", "learn", EXAMPLE_SITE_NAME, "--out"].into_iter().map(OsString::from).chain([rules_dir.into_os_string()]);
+    let argv = ["spider", "learn", EXAMPLE_SITE_NAME, "--out"]
+        .into_iter()
+        .map(OsString::from)
+        .chain([rules_dir.into_os_string()]);
     let Command::Learn(args) = Cli::try_parse_from(argv)?.command else {
         bail!("the demo's learn arguments did not parse as `spider learn`");
     };

@@ -65,12 +65,22 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<Entry>, EvalError> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap_or_default().split('\t').collect();
     let col = |column: &'static str| {
-        header.iter().position(|h| h.trim() == column).ok_or(EvalError::Column {
-            path: path.display().to_string(),
-            column,
-        })
+        header
+            .iter()
+            .position(|h| h.trim() == column)
+            .ok_or(EvalError::Column {
+                path: path.display().to_string(),
+                column,
+            })
     };
-    let (g, p, h, gold, s, u) = (col("group")?, col("page")?, col("html")?, col("gold")?, col("split")?, col("url")?);
+    let (g, p, h, gold, s, u) = (
+        col("group")?,
+        col("page")?,
+        col("html")?,
+        col("gold")?,
+        col("split")?,
+        col("url")?,
+    );
     Ok(lines
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -108,9 +118,16 @@ pub fn token_prf(output: &str, gold: &str) -> (f64, f64, f64) {
     if no == 0 || ng == 0 {
         return (0.0, 0.0, 0.0);
     }
-    let overlap: usize = o.iter().map(|(t, &n)| n.min(g.get(t).copied().unwrap_or(0))).sum();
+    let overlap: usize = o
+        .iter()
+        .map(|(t, &n)| n.min(g.get(t).copied().unwrap_or(0)))
+        .sum();
     let (p, r) = (overlap as f64 / no as f64, overlap as f64 / ng as f64);
-    let f1 = if overlap == 0 { 0.0 } else { 2.0 * p * r / (p + r) };
+    let f1 = if overlap == 0 {
+        0.0
+    } else {
+        2.0 * p * r / (p + r)
+    };
     (p, r, f1)
 }
 

@@ -52,7 +52,10 @@ impl Extraction {
 
     /// True when no content rule matched anything.
     pub fn content_matched_nothing(&self) -> bool {
-        self.matched.iter().filter(|m| m.kind == "content").all(|m| m.count == 0)
+        self.matched
+            .iter()
+            .filter(|m| m.kind == "content")
+            .all(|m| m.count == 0)
     }
 }
 
@@ -80,7 +83,10 @@ impl Page {
         }
         for (depth, &index) in path.iter().enumerate().skip(1) {
             element = element.child_elements().nth(index as usize)?;
-            if tags.get(depth).is_some_and(|t| *t != element.value().name()) {
+            if tags
+                .get(depth)
+                .is_some_and(|t| *t != element.value().name())
+            {
                 return None;
             }
         }
@@ -301,14 +307,18 @@ fn collect_text(node: ego_tree::NodeRef<'_, Node>, skip: &HashSet<NodeId>, out: 
 
 /// Inline elements: text on either side joins without a space.
 const INLINE_TAGS: &[&str] = &[
-    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd", "mark",
-    "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr", "big",
-    "tt", "strike", "label", "ins", "del",
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
+    "mark", "q", "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr",
+    "big", "tt", "strike", "label", "ins", "del",
 ];
 
 /// True for an inline style that hides the element.
 fn hides(style: &str) -> bool {
-    let style: String = style.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
+    let style: String = style
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_lowercase();
     style.contains("display:none") || style.contains("visibility:hidden")
 }
 
@@ -369,7 +379,11 @@ mod tests {
 
     #[test]
     fn applies_container_exclusions_template_and_title() {
-        let rules = rules(&["p", "blockquote", "tbody td"], &[".share"], &["share this"]);
+        let rules = rules(
+            &["p", "blockquote", "tbody td"],
+            &[".share"],
+            &["share this"],
+        );
         let out = extract(PAGE, &rules);
         assert_eq!(out.blocks, ["Head line", "One bold word", "Quoted", "cell"]);
         assert_eq!(out.title.as_deref(), Some("Head line"));
@@ -389,6 +403,9 @@ mod tests {
         // html > body > article(3rd element child, index 2) > div > p
         let id = page.element_at(&[0, 1, 2, 0, 0], &["html", "body", "article", "div", "p"]);
         assert_eq!(page.text(id.unwrap(), &HashSet::new()), "One bold word");
-        assert!(page.element_at(&[0, 1, 2, 0, 0], &["html", "body", "div"]).is_none());
+        assert!(
+            page.element_at(&[0, 1, 2, 0, 0], &["html", "body", "div"])
+                .is_none()
+        );
     }
 }

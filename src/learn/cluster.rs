@@ -75,7 +75,11 @@ impl<'a> Index<'a> {
             let keys = index.projection_keys(v);
             let (cw, cx) = index.cell_of(v);
             for &key in &keys {
-                index.buckets.entry((key, cw, cx)).or_default().push(i as u32);
+                index
+                    .buckets
+                    .entry((key, cw, cx))
+                    .or_default()
+                    .push(i as u32);
             }
             index.keys.push(keys);
         }
@@ -84,7 +88,10 @@ impl<'a> Index<'a> {
 
     fn cell_of(&self, v: &Vector) -> (i64, i64) {
         let (w, x) = geometry(v, self.params.weights.geometry);
-        ((w / self.cell).floor() as i64, (x / self.cell).floor() as i64)
+        (
+            (w / self.cell).floor() as i64,
+            (x / self.cell).floor() as i64,
+        )
     }
 
     /// One hash per partition of the vector's features in that partition.
@@ -239,7 +246,10 @@ mod tests {
     struct Lcg(u64);
     impl Lcg {
         fn next(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (self.0 >> 33) % n
         }
     }
@@ -265,7 +275,11 @@ mod tests {
                     }
                 }
                 let width = [640.0, 200.0, 1280.0, 900.0][kind] + rng.next(3) as f64 * 40.0;
-                let path = if kind == 0 && rng.next(3) == 0 { paths[1] } else { paths[kind] };
+                let path = if kind == 0 && rng.next(3) == 0 {
+                    paths[1]
+                } else {
+                    paths[kind]
+                };
                 block(path, &style, width, [100.0, 0.0, 0.0, 50.0][kind])
             })
             .collect()
@@ -289,18 +303,33 @@ mod tests {
             let linfa = dbscan_linfa(&vectors, &kinds, &ids, PARAMS).unwrap();
             same_partition(&per_block, &linfa);
             let clusters = per_block.iter().flatten().max().map_or(0, |m| m + 1);
-            assert!(clusters >= 3, "seed {seed}: a real clustering, not one blob: {clusters}");
+            assert!(
+                clusters >= 3,
+                "seed {seed}: a real clustering, not one blob: {clusters}"
+            );
             assert!(vectors.len() < blocks.len() / 2, "duplicates collapsed");
         }
     }
 
     #[test]
     fn tolerates_one_differing_property_but_not_three() {
-        let base = [("font-size", "18px"), ("color", "black"), ("line-height", "28px")];
-        let one = [("font-size", "18px"), ("color", "grey"), ("line-height", "28px")];
-        let three = [("font-size", "12px"), ("color", "red"), ("line-height", "16px")];
+        let base = [
+            ("font-size", "18px"),
+            ("color", "black"),
+            ("line-height", "28px"),
+        ];
+        let one = [
+            ("font-size", "18px"),
+            ("color", "grey"),
+            ("line-height", "28px"),
+        ];
+        let three = [
+            ("font-size", "12px"),
+            ("color", "red"),
+            ("line-height", "16px"),
+        ];
         let p = ["html", "body", "p"];
-        let blocks = vec![
+        let blocks = [
             block(&p, &base, 600.0, 0.0),
             block(&p, &base, 600.0, 0.0),
             block(&p, &one, 600.0, 0.0),
@@ -321,7 +350,12 @@ mod tests {
         let blocks = [
             block(&p, &[("color", "black")], 600.0, 0.0),
             block(&p, &[("color", "black")], 600.0, 0.0),
-            block(&["html", "body", "h1"], &[("font-size", "40px"), ("color", "red")], 900.0, 300.0),
+            block(
+                &["html", "body", "h1"],
+                &[("font-size", "40px"), ("color", "red")],
+                900.0,
+                300.0,
+            ),
         ];
         let mut v = Vectoriser::new();
         let ids: Vec<u32> = blocks.iter().map(|b| v.add(b, 1280)).collect();

@@ -9,7 +9,9 @@ pub enum LearnError {
     #[error("invalid learning parameters: {0}")]
     Params(String),
     /// Not enough pages to tell template from content.
-    #[error("{site} has {found} page(s); learning needs at least {needed} (capture more pages of the site)")]
+    #[error(
+        "{site} has {found} page(s); learning needs at least {needed} (capture more pages of the site)"
+    )]
     TooFewPages {
         /// The site.
         site: Site,

@@ -240,15 +240,42 @@ mod tests {
     #[test]
     fn distance_counts_differing_properties_and_path() {
         let mut v = Vectoriser::new();
-        let p = v.add(&block(&["html", "body", "p"], &[("color", "red"), ("font-size", "18px")], 600.0, 0.0), 1280);
-        let one_value = v.add(&block(&["html", "body", "p"], &[("color", "blue"), ("font-size", "18px")], 600.0, 0.0), 1280);
-        let wrapper = v.add(&block(&["html", "body", "div", "p"], &[("color", "red"), ("font-size", "18px")], 600.0, 0.0), 1280);
+        let p = v.add(
+            &block(
+                &["html", "body", "p"],
+                &[("color", "red"), ("font-size", "18px")],
+                600.0,
+                0.0,
+            ),
+            1280,
+        );
+        let one_value = v.add(
+            &block(
+                &["html", "body", "p"],
+                &[("color", "blue"), ("font-size", "18px")],
+                600.0,
+                0.0,
+            ),
+            1280,
+        );
+        let wrapper = v.add(
+            &block(
+                &["html", "body", "div", "p"],
+                &[("color", "red"), ("font-size", "18px")],
+                600.0,
+                0.0,
+            ),
+            1280,
+        );
         let (vectors, kinds) = v.finish();
         let d = |a: u32, b: u32| distance2(&vectors[a as usize], &vectors[b as usize], &kinds, W);
         assert_eq!(d(p, one_value), 2.0);
         assert_eq!(d(p, wrapper), 3.0);
         // Dense rows give the same distance.
-        let (ra, rb) = (dense_row(&vectors[0], &kinds, W), dense_row(&vectors[2], &kinds, W));
+        let (ra, rb) = (
+            dense_row(&vectors[0], &kinds, W),
+            dense_row(&vectors[2], &kinds, W),
+        );
         let dense: f64 = ra.iter().zip(&rb).map(|(a, b)| (a - b).powi(2)).sum();
         assert!((dense - 3.0).abs() < 1e-9);
     }

@@ -136,7 +136,11 @@ impl Model {
 
     /// Tag names of a block's path.
     pub fn tags(&self, block: &BlockData) -> Vec<&str> {
-        block.steps.iter().map(|&s| self.steps[s as usize].tag.as_str()).collect()
+        block
+            .steps
+            .iter()
+            .map(|&s| self.steps[s as usize].tag.as_str())
+            .collect()
     }
 }
 
@@ -362,7 +366,8 @@ impl Learner {
                 entry.1 = page_index;
             }
         }
-        let keep_html = (page_index as usize).is_multiple_of(self.html_stride) && !capture.html.is_empty();
+        let keep_html =
+            (page_index as usize).is_multiple_of(self.html_stride) && !capture.html.is_empty();
         self.pages.push(PageData {
             url: capture.url,
             viewport: (capture.viewport.width, capture.viewport.height),
@@ -420,9 +425,15 @@ impl Learner {
         let min_pages = params.template_pages as u32;
         let mut template_texts = Vec::new();
         let mut seen_template = HashSet::new();
-        let nonlink_keys: HashSet<u64> = recurring.keys().filter(|(_, l)| !l).map(|(k, _)| *k).collect();
+        let nonlink_keys: HashSet<u64> = recurring
+            .keys()
+            .filter(|(_, l)| !l)
+            .map(|(k, _)| *k)
+            .collect();
         for block in blocks.iter_mut() {
-            let count = recurring.get(&(block.text_key, block.link)).map_or(0, |e| e.0);
+            let count = recurring
+                .get(&(block.text_key, block.link))
+                .map_or(0, |e| e.0);
             block.template = count >= min_pages;
             // Rules keep non-link template texts, and link texts that never
             // stand alone as text (a page's headline listed as a link on the
@@ -504,14 +515,29 @@ impl Learner {
             exclude: chosen.exclude,
             template: model.template_texts.clone(),
         };
-        rules.validate().map_err(|e| LearnError::Internal(e.to_string()))?;
-        let report = report(&model, &scores, &selection, &chosen.by_cluster, vectors.len(), feature_count, chosen.sample_pages, timings);
+        rules
+            .validate()
+            .map_err(|e| LearnError::Internal(e.to_string()))?;
+        let report = report(
+            &model,
+            &scores,
+            &selection,
+            &chosen.by_cluster,
+            vectors.len(),
+            feature_count,
+            chosen.sample_pages,
+            timings,
+        );
         Ok(Learned { rules, report })
     }
 }
 
 /// Learns from a list of captures.
-pub fn learn_site(site: &Site, captures: Vec<Capture>, params: &ValidParams) -> Result<Learned, LearnError> {
+pub fn learn_site(
+    site: &Site,
+    captures: Vec<Capture>,
+    params: &ValidParams,
+) -> Result<Learned, LearnError> {
     let mut learner = Learner::new(site.clone(), params.clone());
     for capture in captures {
         learner.add(capture)?;
@@ -550,7 +576,9 @@ fn report(
             }
             let mut signatures: HashMap<String, usize> = HashMap::new();
             for &b in blocks {
-                *signatures.entry(signature(model, &model.blocks[b])).or_default() += 1;
+                *signatures
+                    .entry(signature(model, &model.blocks[b]))
+                    .or_default() += 1;
             }
             let signature = signatures
                 .into_iter()
@@ -570,7 +598,12 @@ fn report(
             }
         })
         .collect();
-    clusters.sort_by(|a, b| b.score.total.total_cmp(&a.score.total).then(a.id.cmp(&b.id)));
+    clusters.sort_by(|a, b| {
+        b.score
+            .total
+            .total_cmp(&a.score.total)
+            .then(a.id.cmp(&b.id))
+    });
     Report {
         site: model.site.clone(),
         pages: model.pages.len(),
@@ -633,14 +666,22 @@ fn bounds_of(block: &Block) -> [f32; 4] {
 fn title_variants(capture: &Capture) -> Vec<String> {
     let meta = &capture.meta;
     let mut out = Vec::new();
-    for title in [&meta.og_title, &meta.twitter_title, &meta.title].into_iter().flatten() {
+    for title in [&meta.og_title, &meta.twitter_title, &meta.title]
+        .into_iter()
+        .flatten()
+    {
         let norm = normalize_text(title);
         if norm.is_empty() {
             continue;
         }
         for separator in [" | ", " - ", " – ", " — ", " :: ", " · ", " » ", ": "] {
             if norm.contains(separator) {
-                out.extend(norm.split(separator).map(str::trim).filter(|p| p.chars().count() >= 8).map(String::from));
+                out.extend(
+                    norm.split(separator)
+                        .map(str::trim)
+                        .filter(|p| p.chars().count() >= 8)
+                        .map(String::from),
+                );
             }
         }
         out.push(norm);
@@ -692,7 +733,11 @@ mod tests {
                 )
             })
             .collect();
-        let body = if i % 2 == 1 { format!("<div class=\"inner\">{body}</div>") } else { body };
+        let body = if i % 2 == 1 {
+            format!("<div class=\"inner\">{body}</div>")
+        } else {
+            body
+        };
         let sidebar: String = TITLES.iter().map(|t| format!("<li>{t}</li>")).collect();
         let comments: String = (0..3)
             .map(|k| {
@@ -718,10 +763,20 @@ mod tests {
         let captures = pages
             .iter()
             .enumerate()
-            .map(|(i, html)| testutil::capture("blog.test", &format!("https://blog.test/{i}"), TITLES[i], html))
+            .map(|(i, html)| {
+                testutil::capture(
+                    "blog.test",
+                    &format!("https://blog.test/{i}"),
+                    TITLES[i],
+                    html,
+                )
+            })
             .collect();
         let site = Site::new("blog.test").unwrap();
-        (pages, learn_site(&site, captures, &ValidParams::default()).unwrap())
+        (
+            pages,
+            learn_site(&site, captures, &ValidParams::default()).unwrap(),
+        )
     }
 
     #[test]
@@ -730,21 +785,35 @@ mod tests {
         let rules = &learned.rules;
         assert!(!rules.content.is_empty());
         for rule in &rules.content {
-            assert!(!rule.selector.contains("post-"), "per-page id in {}", rule.selector);
+            assert!(
+                !rule.selector.contains("post-"),
+                "per-page id in {}",
+                rule.selector
+            );
         }
         for (i, html) in pages.iter().enumerate() {
             let out = crate::extract::extract(html, rules);
             let text = out.text();
             for k in 0..4 {
-                assert!(text.contains(&format!("Paragraph {k} of the story")), "page {i}: paragraph {k} missing: {text}");
+                assert!(
+                    text.contains(&format!("Paragraph {k} of the story")),
+                    "page {i}: paragraph {k} missing: {text}"
+                );
             }
-            assert!(!text.contains("Reader"), "page {i}: comments extracted: {text}");
+            assert!(
+                !text.contains("Reader"),
+                "page {i}: comments extracted: {text}"
+            );
             assert!(!text.contains("Copyright"), "page {i}: footer extracted");
             assert!(!text.contains("Home"), "page {i}: nav extracted");
             assert_eq!(out.title.as_deref(), Some(TITLES[i]));
         }
         // The footer recurs on every page: a template string.
-        assert!(rules.template.contains(&normalize_text("Written by neighbours. Copyright 2026.")));
+        assert!(
+            rules
+                .template
+                .contains(&normalize_text("Written by neighbours. Copyright 2026."))
+        );
     }
 
     #[test]
@@ -771,7 +840,10 @@ mod tests {
         let site = Site::new("blog.test").unwrap();
         let one = testutil::capture("blog.test", "https://blog.test/0", TITLES[0], &page(0));
         let err = learn_site(&site, vec![one], &ValidParams::default()).unwrap_err();
-        assert!(matches!(err, LearnError::TooFewPages { found: 1, .. }), "{err}");
+        assert!(
+            matches!(err, LearnError::TooFewPages { found: 1, .. }),
+            "{err}"
+        );
         let other = testutil::capture("other.test", "https://other.test/0", TITLES[0], &page(0));
         let err = learn_site(&site, vec![other], &ValidParams::default()).unwrap_err();
         assert!(matches!(err, LearnError::WrongSite { .. }), "{err}");

@@ -121,7 +121,9 @@ impl std::ops::Deref for ValidParams {
 impl Default for ValidParams {
     fn default() -> ValidParams {
         // The defaults pass their own check (tested below).
-        Params::default().check().expect("default parameters are valid")
+        Params::default()
+            .check()
+            .expect("default parameters are valid")
     }
 }
 

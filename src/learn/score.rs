@@ -81,7 +81,12 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
     let term_docs: Vec<Vec<String>> = model
         .pages
         .iter()
-        .map(|p| p.meta_terms.iter().map(|&t| model.terms[t as usize].clone()).collect())
+        .map(|p| {
+            p.meta_terms
+                .iter()
+                .map(|&t| model.terms[t as usize].clone())
+                .collect()
+        })
         .collect();
     let idf = Idf::new(term_docs.iter().map(Vec::as_slice));
     // Per page: term -> weight / page's total weight (its share).
@@ -107,7 +112,8 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
         }
     }
 
-    let mut per_cluster: Vec<HashMap<u32, PageAgg>> = (0..model.clusters).map(|_| HashMap::new()).collect();
+    let mut per_cluster: Vec<HashMap<u32, PageAgg>> =
+        (0..model.clusters).map(|_| HashMap::new()).collect();
     let mut totals = vec![(0.0f64, 0.0f64, 0.0f64, 0.0f64); model.clusters]; // words, template words, chars, link chars
     for block in &model.blocks {
         let Some(c) = block.cluster else { continue };
@@ -153,7 +159,11 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
                 0.0
             };
             let link_density = if chars > 0.0 { link_chars / chars } else { 0.0 };
-            let template_share = if words > 0.0 { template_words / words } else { 0.0 };
+            let template_share = if words > 0.0 {
+                template_words / words
+            } else {
+                0.0
+            };
 
             let mut relevance = 0.0;
             let mut headline_sum = 0.0;
@@ -172,7 +182,9 @@ pub fn score_clusters(model: &Model) -> Vec<Score> {
                 let page = &model.pages[p as usize];
                 // Without a headline, the top of the page stands in: the
                 // article still comes before the comments.
-                let reference = page.headline.map_or(0.0, |(h, _)| f64::from(model.blocks[h].bounds[1]));
+                let reference = page
+                    .headline
+                    .map_or(0.0, |(h, _)| f64::from(model.blocks[h].bounds[1]));
                 let vh = f64::from(page.viewport.1.max(1));
                 let d = (agg.min_y - reference) / vh;
                 headline_sum += 1.0 / (1.0 + d.abs());

@@ -64,7 +64,9 @@ pub struct Selection {
 impl Selection {
     /// Clusters with role [`Role::Content`].
     pub fn content(&self) -> Vec<usize> {
-        (0..self.roles.len()).filter(|&c| self.roles[c] == Role::Content).collect()
+        (0..self.roles.len())
+            .filter(|&c| self.roles[c] == Role::Content)
+            .collect()
     }
 }
 
@@ -86,7 +88,10 @@ pub fn select(model: &Model, scores: &[Score]) -> Selection {
             *headline_votes.entry(c).or_default() += 1;
         }
     }
-    let title = headline_votes.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))).map(|(c, _)| c);
+    let title = headline_votes
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(c, _)| c);
 
     let Some(top) = top else {
         for reason in &mut reasons {
@@ -105,7 +110,12 @@ pub fn select(model: &Model, scores: &[Score]) -> Selection {
     let mut regions: HashMap<u32, [f32; 4]> = HashMap::new();
     for block in model.blocks.iter().filter(|b| b.cluster == Some(top)) {
         let [x, y, w, h] = block.bounds;
-        let r = regions.entry(block.page).or_insert([f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY]);
+        let r = regions.entry(block.page).or_insert([
+            f32::INFINITY,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+        ]);
         r[0] = r[0].min(x - REGION_MARGIN);
         r[1] = r[1].min(y - REGION_MARGIN);
         r[2] = r[2].max(x + w + REGION_MARGIN);
@@ -121,7 +131,9 @@ pub fn select(model: &Model, scores: &[Score]) -> Selection {
         if model.tags(block).iter().any(|t| CHROME_TAGS.contains(t)) {
             counts[c].2 += 1;
         }
-        let Some(r) = regions.get(&block.page) else { continue };
+        let Some(r) = regions.get(&block.page) else {
+            continue;
+        };
         counts[c].0 += 1;
         let [x, y, w, h] = block.bounds;
         let (cx, cy) = (x + w / 2.0, y + h / 2.0);
@@ -144,12 +156,22 @@ pub fn select(model: &Model, scores: &[Score]) -> Selection {
         }
         let s = &scores[c];
         let (on_region_pages, inside, chrome, blocks) = counts[c];
-        let inside_share = if on_region_pages > 0 { inside as f64 / on_region_pages as f64 } else { 0.0 };
+        let inside_share = if on_region_pages > 0 {
+            inside as f64 / on_region_pages as f64
+        } else {
+            0.0
+        };
         let chrome_tagged = chrome * 2 > blocks;
         reasons[c] = if inside_share < MIN_INSIDE {
-            format!("outside the content region ({:.0}% inside)", inside_share * 100.0)
+            format!(
+                "outside the content region ({:.0}% inside)",
+                inside_share * 100.0
+            )
         } else if s.template_share > MAX_TEMPLATE_SHARE {
-            format!("template text ({:.0}% recurs on other pages)", s.template_share * 100.0)
+            format!(
+                "template text ({:.0}% recurs on other pages)",
+                s.template_share * 100.0
+            )
         } else if s.link_density > MAX_LINK_DENSITY {
             format!("links ({:.0}% of its text)", s.link_density * 100.0)
         } else if chrome_tagged && s.relevance < CHROME_MIN_RELEVANCE {
@@ -184,7 +206,9 @@ pub fn adopt_noise(model: &mut Model, selection: &mut Selection) -> Option<usize
         if block.cluster.is_some() || block.template || block.link {
             continue;
         }
-        let Some(r) = selection.regions.get(&block.page) else { continue };
+        let Some(r) = selection.regions.get(&block.page) else {
+            continue;
+        };
         let [x, y, w, h] = block.bounds;
         let (cx, cy) = (x + w / 2.0, y + h / 2.0);
         let inside = cx >= r[0] && cx <= r[2] && cy >= r[1] && cy <= r[3];
@@ -199,9 +223,14 @@ pub fn adopt_noise(model: &mut Model, selection: &mut Selection) -> Option<usize
     }
     model.clusters += 1;
     selection.roles.push(Role::Content);
-    selection.reasons.push(format!("{adopted} unclustered block(s) inside the content region"));
+    selection.reasons.push(format!(
+        "{adopted} unclustered block(s) inside the content region"
+    ));
     Some(id)
 }
+
+/// (cluster, anchor key)
+type AnchorGroup = (usize, Option<u32>);
 
 /// Splits clusters by container.
 ///
@@ -251,10 +280,12 @@ pub fn split_by_anchor(model: &mut Model) -> usize {
 
     // Per cluster, group by nearest stable anchor (the block's own step
     // excluded).
-    let mut groups: HashMap<(usize, Option<u32>), Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<AnchorGroup, Vec<usize>> = HashMap::new();
     for (i, block) in model.blocks.iter_mut().enumerate() {
         let steps = &block.steps[..block.steps.len().saturating_sub(1)];
-        let depth = steps.iter().rposition(|&s| step_keys[s as usize].is_some_and(stable));
+        let depth = steps
+            .iter()
+            .rposition(|&s| step_keys[s as usize].is_some_and(stable));
         let anchor = depth.and_then(|d| step_keys[steps[d] as usize]);
         // Which element the anchor is on its page: its index path.
         block.anchor = depth.map_or(0, |d| {
@@ -265,10 +296,15 @@ pub fn split_by_anchor(model: &mut Model) -> usize {
         let Some(c) = block.cluster else { continue };
         groups.entry((c, anchor)).or_default().push(i);
     }
-    let mut groups: Vec<((usize, Option<u32>), Vec<usize>)> = groups.into_iter().collect();
+    let mut groups: Vec<(AnchorGroup, Vec<usize>)> = groups.into_iter().collect();
     // Per cluster the biggest group keeps the id; the order is fixed so
     // ids do not change between runs.
-    groups.sort_by(|a, b| a.0.0.cmp(&b.0.0).then(b.1.len().cmp(&a.1.len())).then(a.0.1.cmp(&b.0.1)));
+    groups.sort_by(|a, b| {
+        a.0.0
+            .cmp(&b.0.0)
+            .then(b.1.len().cmp(&a.1.len()))
+            .then(a.0.1.cmp(&b.0.1))
+    });
     let mut added = 0;
     let mut previous = None;
     for ((c, _), blocks) in groups {

@@ -31,7 +31,9 @@ use super::select::{Role, Selection};
 use super::{Model, ValidParams};
 use crate::capture::SelectorStep;
 use crate::extract::Page;
-use crate::rules::{Container, ContentRule, ExcludeRule, TitleRule, normalize_text, parse_selector};
+use crate::rules::{
+    Container, ContentRule, ExcludeRule, TitleRule, normalize_text, parse_selector,
+};
 
 /// Selectors tried per cluster beyond the first (greedy additions).
 const MAX_SELECTORS_PER_CLUSTER: usize = 3;
@@ -104,7 +106,12 @@ struct Candidate {
 }
 
 /// Chooses all selectors.
-pub fn choose(model: &Model, scores: &[Score], selection: &Selection, params: &ValidParams) -> Chosen {
+pub fn choose(
+    model: &Model,
+    scores: &[Score],
+    selection: &Selection,
+    params: &ValidParams,
+) -> Chosen {
     let mut chosen = Chosen::default();
     let content_clusters = selection.content();
     let mut samples = samples(model, selection, params.selector_pages);
@@ -130,7 +137,16 @@ pub fn choose(model: &Model, scores: &[Score], selection: &Selection, params: &V
         if targets.iter().all(HashSet::is_empty) {
             continue;
         }
-        let candidates = generate(model, model.blocks.iter().filter(|b| b.cluster == Some(c)).map(|b| &b.steps[..]), params.candidates, false);
+        let candidates = generate(
+            model,
+            model
+                .blocks
+                .iter()
+                .filter(|b| b.cluster == Some(c))
+                .map(|b| &b.steps[..]),
+            params.candidates,
+            false,
+        );
         let picked = cover(&mut samples, &targets, &candidates, params.min_selector_f1);
         for (css, f1, pages, blocks) in picked {
             chosen.by_cluster.entry(c).or_default().push(css.clone());
@@ -156,7 +172,11 @@ pub fn choose(model: &Model, scores: &[Score], selection: &Selection, params: &V
     let parsed: Vec<(String, Selector)> = chosen
         .content
         .iter()
-        .filter_map(|r| parse_selector(&r.selector).ok().map(|s| (r.selector.clone(), s)))
+        .filter_map(|r| {
+            parse_selector(&r.selector)
+                .ok()
+                .map(|s| (r.selector.clone(), s))
+        })
         .collect();
     let mut picked_content: Vec<Vec<NodeId>> = Vec::new();
     let mut leaks: Vec<HashSet<NodeId>> = Vec::new();
@@ -210,9 +230,13 @@ pub fn choose(model: &Model, scores: &[Score], selection: &Selection, params: &V
 
 /// The sample pages: up to `n` evenly spread pages with source, parsed.
 fn samples(model: &Model, selection: &Selection, n: usize) -> Vec<Sample> {
-    let with_html: Vec<usize> = (0..model.pages.len()).filter(|&p| model.pages[p].html.is_some()).collect();
+    let with_html: Vec<usize> = (0..model.pages.len())
+        .filter(|&p| model.pages[p].html.is_some())
+        .collect();
     let step = (with_html.len() as f64 / n as f64).max(1.0);
-    let picks: Vec<usize> = (0..n.min(with_html.len())).map(|i| with_html[(i as f64 * step) as usize]).collect();
+    let picks: Vec<usize> = (0..n.min(with_html.len()))
+        .map(|i| with_html[(i as f64 * step) as usize])
+        .collect();
     let content: HashSet<usize> = selection.content().into_iter().collect();
     picks
         .into_iter()
@@ -264,17 +288,29 @@ fn samples(model: &Model, selection: &Selection, n: usize) -> Vec<Sample> {
 fn text_index(page: &Page) -> HashMap<(String, String), Vec<NodeId>> {
     let mut index: HashMap<(String, String), Vec<NodeId>> = HashMap::new();
     let none = HashSet::new();
-    for e in page.root().descendants().filter_map(scraper::ElementRef::wrap) {
+    for e in page
+        .root()
+        .descendants()
+        .filter_map(scraper::ElementRef::wrap)
+    {
         let text = normalize_text(&page.text(e.id(), &none));
         if !text.is_empty() && text.len() <= 20_000 {
-            index.entry((e.value().name().to_string(), text)).or_default().push(e.id());
+            index
+                .entry((e.value().name().to_string(), text))
+                .or_default()
+                .push(e.id());
         }
     }
     index
 }
 
 /// Candidate selectors from rendered paths, most frequent first.
-fn generate<'a>(model: &Model, paths: impl Iterator<Item = &'a [u32]>, limit: usize, allow_links: bool) -> Vec<Candidate> {
+fn generate<'a>(
+    model: &Model,
+    paths: impl Iterator<Item = &'a [u32]>,
+    limit: usize,
+    allow_links: bool,
+) -> Vec<Candidate> {
     let mut counts: HashMap<String, (usize, f64, usize)> = HashMap::new();
     for (order, path) in paths.take(MAX_CANDIDATE_BLOCKS).enumerate() {
         let steps: Vec<&SelectorStep> = path.iter().map(|&s| &model.steps[s as usize]).collect();
@@ -287,7 +323,12 @@ fn generate<'a>(model: &Model, paths: impl Iterator<Item = &'a [u32]>, limit: us
         }
     }
     let mut list: Vec<(String, (usize, f64, usize))> = counts.into_iter().collect();
-    list.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.total_cmp(&b.1.1)).then(a.0.cmp(&b.0)));
+    list.sort_by(|a, b| {
+        b.1.0
+            .cmp(&a.1.0)
+            .then(a.1.1.total_cmp(&b.1.1))
+            .then(a.0.cmp(&b.0))
+    });
     list.into_iter()
         .take(limit)
         .map(|(css, (_, complexity, _))| Candidate { css, complexity })
@@ -368,9 +409,12 @@ fn candidates_for(steps: &[&SelectorStep], allow_links: bool) -> Vec<Candidate> 
 /// A CSS identifier we can write without escaping.
 fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
-    let Some(first) = chars.next() else { return false };
+    let Some(first) = chars.next() else {
+        return false;
+    };
     (first.is_ascii_alphabetic() || first == '_' || first == '-' && s.len() > 1)
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         && !s.starts_with("--")
         && !s[1..].starts_with(|c: char| c.is_ascii_digit() && first == '-')
 }
@@ -392,8 +436,15 @@ fn is_stable_ident(s: &str) -> bool {
 }
 
 /// F1 of a set of matched elements on one page.
-fn page_f1(matched: &HashSet<NodeId>, targets: &HashSet<NodeId>, content: &HashSet<NodeId>) -> Option<f64> {
-    let good = matched.iter().filter(|m| content.contains(m) || targets.contains(m)).count();
+fn page_f1(
+    matched: &HashSet<NodeId>,
+    targets: &HashSet<NodeId>,
+    content: &HashSet<NodeId>,
+) -> Option<f64> {
+    let good = matched
+        .iter()
+        .filter(|m| content.contains(m) || targets.contains(m))
+        .count();
     if targets.is_empty() {
         // The cluster is not on this page: only junk counts, against it.
         return (matched.len() > good).then(|| good as f64 / matched.len() as f64);
@@ -408,7 +459,11 @@ fn page_f1(matched: &HashSet<NodeId>, targets: &HashSet<NodeId>, content: &HashS
 }
 
 /// Mean F1 over the sample pages of the union of `selectors`.
-fn evaluate(samples: &mut [Sample], targets: &[HashSet<NodeId>], selectors: &[(&str, &Selector)]) -> (f64, usize, usize) {
+fn evaluate(
+    samples: &mut [Sample],
+    targets: &[HashSet<NodeId>],
+    selectors: &[(&str, &Selector)],
+) -> (f64, usize, usize) {
     let (mut sum, mut pages_counted, mut pages_matched, mut blocks) = (0.0, 0, 0, 0);
     for (s, t) in samples.iter_mut().zip(targets) {
         let mut matched = HashSet::new();
@@ -424,13 +479,22 @@ fn evaluate(samples: &mut [Sample], targets: &[HashSet<NodeId>], selectors: &[(&
             pages_counted += 1;
         }
     }
-    let mean = if pages_counted > 0 { sum / pages_counted as f64 } else { 0.0 };
+    let mean = if pages_counted > 0 {
+        sum / pages_counted as f64
+    } else {
+        0.0
+    };
     (mean, pages_matched, blocks)
 }
 
 /// Picks the best candidate, then greedily adds others while the union's
 /// F1 rises. Returns (selector, F1 of the union so far, pages, blocks).
-fn cover(samples: &mut [Sample], targets: &[HashSet<NodeId>], candidates: &[Candidate], min_f1: f64) -> Vec<(String, f64, usize, usize)> {
+fn cover(
+    samples: &mut [Sample],
+    targets: &[HashSet<NodeId>],
+    candidates: &[Candidate],
+    min_f1: f64,
+) -> Vec<(String, f64, usize, usize)> {
     let parsed: Vec<(&Candidate, Selector)> = candidates
         .iter()
         .filter_map(|c| parse_selector(&c.css).ok().map(|s| (c, s)))
@@ -444,7 +508,10 @@ fn cover(samples: &mut [Sample], targets: &[HashSet<NodeId>], candidates: &[Cand
             if picked.contains(&i) {
                 continue;
             }
-            let mut set: Vec<(&str, &Selector)> = picked.iter().map(|&p| (parsed[p].0.css.as_str(), &parsed[p].1)).collect();
+            let mut set: Vec<(&str, &Selector)> = picked
+                .iter()
+                .map(|&p| (parsed[p].0.css.as_str(), &parsed[p].1))
+                .collect();
             set.push((c.css.as_str(), sel));
             let (f1, pages, blocks) = evaluate(samples, targets, &set);
             let rank = f1 - STEP_PENALTY * c.complexity;
@@ -452,8 +519,14 @@ fn cover(samples: &mut [Sample], targets: &[HashSet<NodeId>], candidates: &[Cand
                 best = Some((i, rank, f1, pages, blocks));
             }
         }
-        let Some((i, _, f1, pages, blocks)) = best else { break };
-        let enough = if picked.is_empty() { f1 >= min_f1 } else { f1 >= best_f1 + MIN_GAIN };
+        let Some((i, _, f1, pages, blocks)) = best else {
+            break;
+        };
+        let enough = if picked.is_empty() {
+            f1 >= min_f1
+        } else {
+            f1 >= best_f1 + MIN_GAIN
+        };
         if !enough {
             break;
         }
@@ -483,7 +556,9 @@ fn common_ancestor(page: &Page, ids: &[NodeId]) -> Option<NodeId> {
 
 /// Simple selectors for an element of the source: `#id`, `tag.class`, `tag`.
 fn simple_selectors(page: &Page, id: NodeId) -> Vec<String> {
-    let Some(e) = page.element(id) else { return Vec::new() };
+    let Some(e) = page.element(id) else {
+        return Vec::new();
+    };
     let v = e.value();
     let mut out = Vec::new();
     if let Some(i) = v.id().filter(|i| is_stable_ident(i)) {
@@ -520,7 +595,9 @@ fn container(samples: &mut [Sample], content: &[Vec<NodeId>]) -> Option<Containe
     let pages_with_content = content.iter().filter(|c| !c.is_empty()).count();
     let mut best: Option<(String, usize, usize)> = None; // css, ok pages, depth
     for (css, depth) in candidates {
-        let Ok(sel) = parse_selector(&css) else { continue };
+        let Ok(sel) = parse_selector(&css) else {
+            continue;
+        };
         let mut ok = 0;
         for (s, ids) in samples.iter_mut().zip(content) {
             if ids.is_empty() {
@@ -531,12 +608,16 @@ fn container(samples: &mut [Sample], content: &[Vec<NodeId>]) -> Option<Containe
                 ok += 1;
             }
         }
-        if best.as_ref().is_none_or(|b| ok > b.1 || ok == b.1 && depth < b.2) {
+        if best
+            .as_ref()
+            .is_none_or(|b| ok > b.1 || ok == b.1 && depth < b.2)
+        {
             best = Some((css, ok, depth));
         }
     }
     let (selector, pages, _) = best?;
-    (pages as f64 >= MIN_PAGE_SHARE * pages_with_content as f64 && pages > 0).then_some(Container { selector, pages })
+    (pages as f64 >= MIN_PAGE_SHARE * pages_with_content as f64 && pages > 0)
+        .then_some(Container { selector, pages })
 }
 
 /// Exclusion rules covering the leaks, never touching content.
@@ -561,15 +642,23 @@ fn exclusions(samples: &mut [Sample], leaks: &[HashSet<NodeId>]) -> Vec<ExcludeR
     while rules.len() < MAX_EXCLUSIONS {
         let mut best: Option<(String, usize, usize)> = None; // css, covered, pages
         for css in &candidates {
-            let Ok(sel) = parse_selector(css) else { continue };
+            let Ok(sel) = parse_selector(css) else {
+                continue;
+            };
             let (mut covered, mut pages, mut safe) = (0, 0, true);
             for (s, rem) in samples.iter_mut().zip(&remaining) {
                 let hits = s.select(css, &sel);
-                if hits.iter().any(|&h| s.content.iter().any(|&c| s.page.contains(h, c)) || s.headline.is_some_and(|t| s.page.contains(h, t))) {
+                if hits.iter().any(|&h| {
+                    s.content.iter().any(|&c| s.page.contains(h, c))
+                        || s.headline.is_some_and(|t| s.page.contains(h, t))
+                }) {
                     safe = false;
                     break;
                 }
-                let n = rem.iter().filter(|&&l| hits.iter().any(|&h| s.page.contains(h, l))).count();
+                let n = rem
+                    .iter()
+                    .filter(|&&l| hits.iter().any(|&h| s.page.contains(h, l)))
+                    .count();
                 covered += n;
                 if !hits.is_empty() {
                     pages += 1;
@@ -579,20 +668,31 @@ fn exclusions(samples: &mut [Sample], leaks: &[HashSet<NodeId>]) -> Vec<ExcludeR
                 best = Some((css.clone(), covered, pages));
             }
         }
-        let Some((css, covered, pages)) = best else { break };
+        let Some((css, covered, pages)) = best else {
+            break;
+        };
         if let Ok(sel) = parse_selector(&css) {
             for (s, rem) in samples.iter_mut().zip(remaining.iter_mut()) {
                 let hits = s.select(&css, &sel);
                 rem.retain(|&l| !hits.iter().any(|&h| s.page.contains(h, l)));
             }
         }
-        rules.push(ExcludeRule { selector: css, pages, blocks: covered });
+        rules.push(ExcludeRule {
+            selector: css,
+            pages,
+            blocks: covered,
+        });
     }
     rules
 }
 
 /// Clusters whose blocks the exclusions remove, mostly.
-fn excluded_clusters(model: &Model, samples: &mut [Sample], exclude: &[ExcludeRule], selection: &Selection) -> Vec<usize> {
+fn excluded_clusters(
+    model: &Model,
+    samples: &mut [Sample],
+    exclude: &[ExcludeRule],
+    selection: &Selection,
+) -> Vec<usize> {
     let mut hit: HashMap<usize, (usize, usize)> = HashMap::new();
     for s in samples.iter_mut() {
         let mut roots = Vec::new();
@@ -602,7 +702,9 @@ fn excluded_clusters(model: &Model, samples: &mut [Sample], exclude: &[ExcludeRu
             }
         }
         for (&b, &e) in &s.elements {
-            let Some(c) = model.blocks[b].cluster else { continue };
+            let Some(c) = model.blocks[b].cluster else {
+                continue;
+            };
             if selection.roles[c] != Role::Other {
                 continue;
             }
@@ -613,22 +715,37 @@ fn excluded_clusters(model: &Model, samples: &mut [Sample], exclude: &[ExcludeRu
             }
         }
     }
-    let mut out: Vec<usize> = hit.into_iter().filter(|(_, (h, n))| *h * 2 > *n).map(|(c, _)| c).collect();
+    let mut out: Vec<usize> = hit
+        .into_iter()
+        .filter(|(_, (h, n))| *h * 2 > *n)
+        .map(|(c, _)| c)
+        .collect();
     out.sort_unstable();
     out
 }
 
 /// The title selector: its first match is the headline on most pages.
 fn title(model: &Model, samples: &mut [Sample]) -> Option<TitleRule> {
-    let headlines: Vec<usize> = model.pages.iter().filter_map(|p| p.headline.map(|h| h.0)).collect();
+    let headlines: Vec<usize> = model
+        .pages
+        .iter()
+        .filter_map(|p| p.headline.map(|h| h.0))
+        .collect();
     if headlines.is_empty() {
         return None;
     }
-    let candidates = generate(model, headlines.iter().map(|&h| &model.blocks[h].steps[..]), 40, false);
+    let candidates = generate(
+        model,
+        headlines.iter().map(|&h| &model.blocks[h].steps[..]),
+        40,
+        false,
+    );
     let with_headline = samples.iter().filter(|s| s.headline.is_some()).count();
     let mut best: Option<(String, usize, f64)> = None;
     for c in candidates {
-        let Ok(sel) = parse_selector(&c.css) else { continue };
+        let Ok(sel) = parse_selector(&c.css) else {
+            continue;
+        };
         let mut ok = 0;
         for s in samples.iter_mut() {
             let Some(h) = s.headline else { continue };
@@ -637,7 +754,10 @@ fn title(model: &Model, samples: &mut [Sample]) -> Option<TitleRule> {
             }
         }
         let rank = ok as f64 - STEP_PENALTY * c.complexity;
-        if best.as_ref().is_none_or(|b| rank > b.1 as f64 - STEP_PENALTY * b.2) {
+        if best
+            .as_ref()
+            .is_none_or(|b| rank > b.1 as f64 - STEP_PENALTY * b.2)
+        {
             best = Some((c.css, ok, c.complexity));
         }
     }
@@ -645,7 +765,11 @@ fn title(model: &Model, samples: &mut [Sample]) -> Option<TitleRule> {
     if pages == 0 || (pages as f64) < MIN_PAGE_SHARE * with_headline as f64 {
         return None;
     }
-    let sims: Vec<f64> = model.pages.iter().filter_map(|p| p.headline.map(|h| h.1)).collect();
+    let sims: Vec<f64> = model
+        .pages
+        .iter()
+        .filter_map(|p| p.headline.map(|h| h.1))
+        .collect();
     Some(TitleRule {
         selector,
         pages,
@@ -689,12 +813,30 @@ mod tests {
             step("p", None, &[]),
         ];
         let refs: Vec<&SelectorStep> = steps.iter().collect();
-        let css: Vec<String> = candidates_for(&refs, false).into_iter().map(|c| c.css).collect();
-        for want in ["p", "div.entry p", "div.entry > p", "main.post p", "main.post > div > p", "div > p", "html > body > main > div > p"] {
-            assert!(css.contains(&want.to_string()), "{want} missing from {css:?}");
+        let css: Vec<String> = candidates_for(&refs, false)
+            .into_iter()
+            .map(|c| c.css)
+            .collect();
+        for want in [
+            "p",
+            "div.entry p",
+            "div.entry > p",
+            "main.post p",
+            "main.post > div > p",
+            "div > p",
+            "html > body > main > div > p",
+        ] {
+            assert!(
+                css.contains(&want.to_string()),
+                "{want} missing from {css:?}"
+            );
         }
         assert!(!css.iter().any(|c| c.contains("3586")), "{css:?}");
-        let link = [step("html", None, &[]), step("body", None, &[]), step("a", None, &[])];
+        let link = [
+            step("html", None, &[]),
+            step("body", None, &[]),
+            step("a", None, &[]),
+        ];
         let refs: Vec<&SelectorStep> = link.iter().collect();
         assert!(candidates_for(&refs, false).is_empty());
     }

@@ -53,7 +53,12 @@ impl Analyzer {
             c => c,
         };
         let stop = stop_words::lookup(stop_code)
-            .or_else(|| algorithm.is_none().then(|| stop_words::lookup("en")).flatten())
+            .or_else(|| {
+                algorithm
+                    .is_none()
+                    .then(|| stop_words::lookup("en"))
+                    .flatten()
+            })
             .unwrap_or(&[])
             .iter()
             .copied()
@@ -195,7 +200,10 @@ mod tests {
     #[test]
     fn english_drops_stop_words_and_stems() {
         let a = Analyzer::new(Some("en-GB"));
-        assert_eq!(a.terms("The Runners were RUNNING to the gardens"), ["runner", "run", "garden"]);
+        assert_eq!(
+            a.terms("The Runners were RUNNING to the gardens"),
+            ["runner", "run", "garden"]
+        );
     }
 
     #[test]

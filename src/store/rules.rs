@@ -84,7 +84,11 @@ impl Store {
     }
 
     /// One version of a site's rules (`None`: the newest).
-    pub async fn rules_version(&self, site: &Site, version: Option<i64>) -> Result<Option<Rules>, StoreError> {
+    pub async fn rules_version(
+        &self,
+        site: &Site,
+        version: Option<i64>,
+    ) -> Result<Option<Rules>, StoreError> {
         let json: Option<String> = on_pool!(self, pool => {
             sqlx::query(
                 "SELECT r.rules FROM rule_set r JOIN site s ON s.site_id = r.site_id \
@@ -107,7 +111,11 @@ impl Store {
     }
 
     /// The report stored with a version (`None`: the newest).
-    pub async fn rules_report(&self, site: &Site, version: Option<i64>) -> Result<Option<String>, StoreError> {
+    pub async fn rules_report(
+        &self,
+        site: &Site,
+        version: Option<i64>,
+    ) -> Result<Option<String>, StoreError> {
         let report = on_pool!(self, pool => {
             sqlx::query(
                 "SELECT r.report FROM rule_set r JOIN site s ON s.site_id = r.site_id \
