@@ -43,6 +43,8 @@ const MIN_GAIN: f64 = 0.02;
 const STEP_PENALTY: f64 = 0.01;
 /// Most exclusion rules.
 const MAX_EXCLUSIONS: usize = 12;
+/// Exclusion candidates tested.
+const MAX_EXCLUSION_CANDIDATES: usize = 60;
 /// Share of sample pages a container or title selector must work on.
 const MIN_PAGE_SHARE: f64 = 0.6;
 /// Blocks per cluster used to generate candidates.
@@ -76,10 +78,18 @@ struct Sample {
     content: HashSet<NodeId>,
     /// The headline element.
     headline: Option<NodeId>,
+    /// Content elements, the headline, and all their ancestors: an element
+    /// here holds content, so excluding it would lose some.
+    holders: HashSet<NodeId>,
     cache: HashMap<String, Vec<NodeId>>,
 }
 
 impl Sample {
+    /// True when `node` is one of `roots` or inside one.
+    fn under(&self, roots: &HashSet<NodeId>, node: NodeId) -> bool {
+        roots.contains(&node) || self.page.ancestors(node).iter().any(|a| roots.contains(a))
+    }
+
     /// The elements `selector` matches that have text (an image-only `<p>`
     /// matched or not changes nothing at extraction).
     fn select(&mut self, selector: &str, parsed: &Selector) -> Vec<NodeId> {
@@ -202,7 +212,7 @@ pub fn choose(
     {
         // Non-content blocks inside the container are chrome to exclude.
         for (i, s) in samples.iter_mut().enumerate() {
-            let roots = s.select(&container.selector, &sel);
+            let roots: HashSet<NodeId> = s.select(&container.selector, &sel).into_iter().collect();
             let inside: Vec<NodeId> = s
                 .elements
                 .iter()
@@ -211,7 +221,7 @@ pub fn choose(
                     !matches!(role, Some(Role::Content) | Some(Role::Title))
                         && !s.content.contains(e)
                         && Some(**e) != s.headline
-                        && roots.iter().any(|&r| s.page.contains(r, **e))
+                        && s.under(&roots, **e)
                 })
                 .map(|(_, e)| *e)
                 .collect();
@@ -220,7 +230,7 @@ pub fn choose(
     }
     // A leak that holds content (a wrapper) is not a leak.
     for (i, s) in samples.iter().enumerate() {
-        leaks[i].retain(|&l| !s.content.iter().any(|&c| c != l && s.page.contains(l, c)));
+        leaks[i].retain(|l| !s.holders.contains(l));
     }
     chosen.exclude = exclusions(&mut samples, &leaks);
     chosen.excluded_clusters = excluded_clusters(model, &mut samples, &chosen.exclude, selection);
@@ -272,11 +282,18 @@ fn samples(model: &Model, selection: &Selection, n: usize) -> Vec<Sample> {
                 }
             }
             let headline = data.headline.and_then(|(h, _)| elements.get(&h).copied());
+            let mut holders = HashSet::new();
+            for &e in content_elements.iter().chain(headline.iter()) {
+                if holders.insert(e) {
+                    holders.extend(page.ancestors(e));
+                }
+            }
             Sample {
                 page,
                 elements,
                 content: content_elements,
                 headline,
+                holders,
                 cache: HashMap::new(),
             }
         })
@@ -622,21 +639,27 @@ fn container(samples: &mut [Sample], content: &[Vec<NodeId>]) -> Option<Containe
 
 /// Exclusion rules covering the leaks, never touching content.
 fn exclusions(samples: &mut [Sample], leaks: &[HashSet<NodeId>]) -> Vec<ExcludeRule> {
-    let mut candidates: Vec<String> = Vec::new();
+    // Candidates from the leaks and their nearest ancestors, most leaks
+    // covered first.
+    let mut counts: HashMap<String, usize> = HashMap::new();
     for (s, page_leaks) in samples.iter().zip(leaks) {
         for &leak in page_leaks {
             let mut chain = vec![leak];
             chain.extend(s.page.ancestors(leak).into_iter().take(4));
+            let mut seen = HashSet::new();
             for id in chain {
                 for css in simple_selectors(&s.page, id) {
                     // A bare tag is too blunt for an exclusion.
-                    if css.contains(['.', '#']) && !candidates.contains(&css) {
-                        candidates.push(css);
+                    if css.contains(['.', '#']) && seen.insert(css.clone()) {
+                        *counts.entry(css).or_default() += 1;
                     }
                 }
             }
         }
     }
+    let mut candidates: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= 2).collect();
+    candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let candidates: Vec<String> = candidates.into_iter().take(MAX_EXCLUSION_CANDIDATES).map(|(c, _)| c).collect();
     let mut remaining: Vec<HashSet<NodeId>> = leaks.to_vec();
     let mut rules = Vec::new();
     while rules.len() < MAX_EXCLUSIONS {
@@ -648,17 +671,12 @@ fn exclusions(samples: &mut [Sample], leaks: &[HashSet<NodeId>]) -> Vec<ExcludeR
             let (mut covered, mut pages, mut safe) = (0, 0, true);
             for (s, rem) in samples.iter_mut().zip(&remaining) {
                 let hits = s.select(css, &sel);
-                if hits.iter().any(|&h| {
-                    s.content.iter().any(|&c| s.page.contains(h, c))
-                        || s.headline.is_some_and(|t| s.page.contains(h, t))
-                }) {
+                if hits.iter().any(|h| s.holders.contains(h)) {
                     safe = false;
                     break;
                 }
-                let n = rem
-                    .iter()
-                    .filter(|&&l| hits.iter().any(|&h| s.page.contains(h, l)))
-                    .count();
+                let hit_set: HashSet<NodeId> = hits.iter().copied().collect();
+                let n = rem.iter().filter(|&&l| s.under(&hit_set, l)).count();
                 covered += n;
                 if !hits.is_empty() {
                     pages += 1;
@@ -674,7 +692,8 @@ fn exclusions(samples: &mut [Sample], leaks: &[HashSet<NodeId>]) -> Vec<ExcludeR
         if let Ok(sel) = parse_selector(&css) {
             for (s, rem) in samples.iter_mut().zip(remaining.iter_mut()) {
                 let hits = s.select(&css, &sel);
-                rem.retain(|&l| !hits.iter().any(|&h| s.page.contains(h, l)));
+                let hit_set: HashSet<NodeId> = hits.into_iter().collect();
+                rem.retain(|&l| !s.under(&hit_set, l));
             }
         }
         rules.push(ExcludeRule {
@@ -695,7 +714,7 @@ fn excluded_clusters(
 ) -> Vec<usize> {
     let mut hit: HashMap<usize, (usize, usize)> = HashMap::new();
     for s in samples.iter_mut() {
-        let mut roots = Vec::new();
+        let mut roots = HashSet::new();
         for rule in exclude {
             if let Ok(sel) = parse_selector(&rule.selector) {
                 roots.extend(s.select(&rule.selector, &sel));
@@ -710,7 +729,7 @@ fn excluded_clusters(
             }
             let entry = hit.entry(c).or_default();
             entry.1 += 1;
-            if roots.iter().any(|&r| s.page.contains(r, e)) {
+            if s.under(&roots, e) {
                 entry.0 += 1;
             }
         }
