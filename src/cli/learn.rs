@@ -11,7 +11,7 @@ use clap::{Args, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Cli, Command, capture, format_time, open_store};
-use crate::learn::{Clusterer, Learned, Learner, Params, Report};
+use crate::learn::{ClusterReport, Clusterer, Learned, Learner, Params, Report};
 use crate::rules::Rules;
 use crate::site::Site;
 use crate::store::Store;
@@ -340,6 +340,54 @@ pub async fn explain(db: &str, args: ExplainArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Column names of the cluster table, and which are right-aligned numbers.
+const COLUMNS: [(&str, bool); 14] = [
+    ("#", true),
+    ("role", false),
+    ("score", true),
+    ("pages", true),
+    ("blocks", true),
+    ("mass", true),
+    ("cov", true),
+    ("prose", true),
+    ("links", true),
+    ("tmpl", true),
+    ("rel", true),
+    ("head", true),
+    ("rep", true),
+    ("selector / signature", false),
+];
+
+/// One cluster's cells, in [`COLUMNS`] order.
+fn cells(c: &ClusterReport) -> [String; 14] {
+    let sc = &c.score;
+    let role = serde_json::to_value(c.role)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let selector = if c.selectors.is_empty() {
+        c.signature.clone()
+    } else {
+        c.selectors.join(", ")
+    };
+    [
+        c.id.to_string(),
+        role,
+        format!("{:.2}", sc.total),
+        c.pages.to_string(),
+        c.blocks.to_string(),
+        format!("{:.1}", sc.mass),
+        format!("{:.2}", sc.coverage),
+        format!("{:.2}", sc.prose),
+        format!("{:.2}", sc.link_density),
+        format!("{:.2}", sc.template_share),
+        format!("{:.2}", sc.relevance),
+        format!("{:.2}", sc.headline),
+        format!("{:.2}", sc.repeats),
+        selector,
+    ]
+}
+
 fn explain_text(report: &Report, top: usize) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
@@ -355,51 +403,34 @@ fn explain_text(report: &Report, top: usize) -> String {
         report.clusters.len(),
         report.headline_pages
     );
-    let _ = writeln!(
-        s,
-        "{:>4}  {:8}  {:>7}  {:>5}  {:>6}  {:>6}  {:>4}  {:>5}  {:>5}  {:>5}  {:>4}  {:>4}  selector / signature",
-        "#",
-        "role",
-        "score",
-        "pages",
-        "blocks",
-        "mass",
-        "cov",
-        "prose",
-        "links",
-        "tmpl",
-        "rel",
-        "head"
-    );
     let n = if top == 0 { report.clusters.len() } else { top };
-    for c in report.clusters.iter().take(n) {
-        let sc = &c.score;
-        let role = serde_json::to_value(c.role)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let selector = if c.selectors.is_empty() {
-            c.signature.clone()
-        } else {
-            c.selectors.join(", ")
-        };
-        let _ = writeln!(
-            s,
-            "{:>4}  {:8}  {:>7.2}  {:>5}  {:>6}  {:>6.1}  {:>4.2}  {:>5.2}  {:>5.2}  {:>5.2}  {:>4.2}  {:>4.2}  {}",
-            c.id,
-            role,
-            sc.total,
-            c.pages,
-            c.blocks,
-            sc.mass,
-            sc.coverage,
-            sc.prose,
-            sc.link_density,
-            sc.template_share,
-            sc.relevance,
-            sc.headline,
-            selector
-        );
+    let rows: Vec<[String; 14]> = report.clusters.iter().take(n).map(cells).collect();
+    let widths: Vec<usize> = (0..COLUMNS.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([COLUMNS[i].0.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            let last = i + 1 == cells.len();
+            match (COLUMNS[i].1, last) {
+                (true, _) => out.push_str(&format!("{}{cell}  ", " ".repeat(pad))),
+                (false, true) => out.push_str(cell),
+                (false, false) => out.push_str(&format!("{cell}{}  ", " ".repeat(pad))),
+            }
+        }
+        out
+    };
+    let header: Vec<String> = COLUMNS.iter().map(|(name, _)| name.to_string()).collect();
+    let _ = writeln!(s, "{}", line(&header));
+    for (c, row) in report.clusters.iter().zip(&rows) {
+        let _ = writeln!(s, "{}", line(row));
         let _ = writeln!(s, "      why: {}", c.reason);
         for sample in &c.samples {
             let _ = writeln!(s, "      \u{201c}{sample}\u{201d}");
@@ -440,36 +471,35 @@ fn explain_html(report: &Report, rules: Option<&Rules>) -> String {
         .map(|c| c.score.total)
         .fold(0.0f64, f64::max)
         .max(1e-9);
-    s.push_str("<table><tr><th>#</th><th>role</th><th>score</th><th>pages</th><th>blocks</th><th>mass</th><th>cov</th><th>prose</th><th>links</th><th>template</th><th>relevance</th><th>headline</th><th>selector / signature</th><th>why</th><th>samples</th></tr>");
+    s.push_str("<table><tr>");
+    for (name, _) in COLUMNS {
+        let _ = write!(s, "<th>{}</th>", escape(name));
+    }
+    s.push_str("<th>why</th><th>samples</th></tr>");
     for c in &report.clusters {
-        let role = serde_json::to_value(c.role)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let sc = &c.score;
-        let selector = if c.selectors.is_empty() {
-            c.signature.clone()
-        } else {
-            c.selectors.join(", ")
-        };
+        let row = cells(c);
+        let _ = write!(s, "<tr class=\"{}\">", escape(&row[1]));
+        for (i, cell) in row.iter().enumerate() {
+            match i {
+                2 => {
+                    let width = c.score.total / max * 80.0;
+                    let _ = write!(
+                        s,
+                        "<td>{cell}<div class=\"bar\" style=\"width:{width:.0}px\"></div></td>"
+                    );
+                }
+                13 => {
+                    let _ = write!(s, "<td><code>{}</code></td>", escape(cell));
+                }
+                _ => {
+                    let _ = write!(s, "<td>{}</td>", escape(cell));
+                }
+            }
+        }
         let samples: Vec<String> = c.samples.iter().map(|t| escape(t)).collect();
         let _ = write!(
             s,
-            "<tr class=\"{role}\"><td>{}</td><td>{role}</td><td>{:.2}<div class=\"bar\" style=\"width:{:.0}px\"></div></td><td>{}</td><td>{}</td>\
-             <td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-            c.id,
-            sc.total,
-            sc.total / max * 80.0,
-            c.pages,
-            c.blocks,
-            sc.mass,
-            sc.coverage,
-            sc.prose,
-            sc.link_density,
-            sc.template_share,
-            sc.relevance,
-            sc.headline,
-            escape(&selector),
+            "<td>{}</td><td>{}</td></tr>",
             escape(&c.reason),
             samples.join("<br>")
         );

@@ -657,9 +657,14 @@ fn exclusions(samples: &mut [Sample], leaks: &[HashSet<NodeId>]) -> Vec<ExcludeR
             }
         }
     }
-    let mut candidates: Vec<(String, usize)> = counts.into_iter().filter(|(_, n)| *n >= 2).collect();
+    let mut candidates: Vec<(String, usize)> =
+        counts.into_iter().filter(|(_, n)| *n >= 2).collect();
     candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let candidates: Vec<String> = candidates.into_iter().take(MAX_EXCLUSION_CANDIDATES).map(|(c, _)| c).collect();
+    let candidates: Vec<String> = candidates
+        .into_iter()
+        .take(MAX_EXCLUSION_CANDIDATES)
+        .map(|(c, _)| c)
+        .collect();
     let mut remaining: Vec<HashSet<NodeId>> = leaks.to_vec();
     let mut rules = Vec::new();
     while rules.len() < MAX_EXCLUSIONS {

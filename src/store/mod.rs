@@ -45,6 +45,26 @@ macro_rules! on_pool {
     };
 }
 
+/// The id of a site, inserting the site first when it is new; inside a
+/// transaction (`tx`), on either backend.
+macro_rules! site_id {
+    ($tx:ident, $name:expr, $now:expr) => {{
+        sqlx::query(
+            "INSERT INTO site (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind($name)
+        .bind($now)
+        .execute(&mut *$tx)
+        .await?;
+        let id: i64 = sqlx::query("SELECT site_id FROM site WHERE name = $1")
+            .bind($name)
+            .fetch_one(&mut *$tx)
+            .await?
+            .try_get(0)?;
+        id
+    }};
+}
+
 mod rules;
 pub use rules::RulesVersion;
 
@@ -155,18 +175,7 @@ impl Store {
         let title = capture.title().map(str::to_string);
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            sqlx::query(
-                "INSERT INTO site (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-            )
-            .bind(capture.site.as_str())
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            let site_id: i64 = sqlx::query("SELECT site_id FROM site WHERE name = $1")
-                .bind(capture.site.as_str())
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get(0)?;
+            let site_id = site_id!(tx, capture.site.as_str(), now);
             let existed = sqlx::query("SELECT capture_id FROM capture WHERE site_id = $1 AND url = $2")
                 .bind(site_id)
                 .bind(&capture.url)

@@ -40,16 +40,7 @@ impl Store {
         let now = OffsetDateTime::now_utc();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            sqlx::query("INSERT INTO site (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
-                .bind(rules.site.as_str())
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            let site_id: i64 = sqlx::query("SELECT site_id FROM site WHERE name = $1")
-                .bind(rules.site.as_str())
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get(0)?;
+            let site_id = site_id!(tx, rules.site.as_str(), now);
             let latest: Option<i64> = sqlx::query("SELECT MAX(version) FROM rule_set WHERE site_id = $1")
                 .bind(site_id)
                 .fetch_one(&mut *tx)
@@ -89,46 +80,48 @@ impl Store {
         site: &Site,
         version: Option<i64>,
     ) -> Result<Option<Rules>, StoreError> {
-        let json: Option<String> = on_pool!(self, pool => {
-            sqlx::query(
-                "SELECT r.rules FROM rule_set r JOIN site s ON s.site_id = r.site_id \
-                 WHERE s.name = $1 AND ($2 IS NULL OR r.version = $2) ORDER BY r.version DESC LIMIT 1",
-            )
-            .bind(site.as_str())
-            .bind(version)
-            .fetch_optional(pool)
-            .await?
-            .map(|row| row.try_get(0))
-            .transpose()?
-        });
-        json.map(|json| {
-            Rules::from_json(&json).map_err(|e| StoreError::Corrupt {
+        let Some((json, _)) = self.rule_set_row(site, version).await? else {
+            return Ok(None);
+        };
+        Rules::from_json(&json)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
                 url: site.to_string(),
                 reason: format!("rules: {e}"),
             })
-        })
-        .transpose()
     }
 
-    /// The report stored with a version (`None`: the newest).
+    /// The learn report stored with a version (`None`: the newest).
     pub async fn rules_report(
         &self,
         site: &Site,
         version: Option<i64>,
     ) -> Result<Option<String>, StoreError> {
-        let report = on_pool!(self, pool => {
+        Ok(self
+            .rule_set_row(site, version)
+            .await?
+            .map(|(_, report)| report))
+    }
+
+    /// (rules JSON, report JSON) of one version (`None`: the newest).
+    async fn rule_set_row(
+        &self,
+        site: &Site,
+        version: Option<i64>,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let row = on_pool!(self, pool => {
             sqlx::query(
-                "SELECT r.report FROM rule_set r JOIN site s ON s.site_id = r.site_id \
+                "SELECT r.rules, r.report FROM rule_set r JOIN site s ON s.site_id = r.site_id \
                  WHERE s.name = $1 AND ($2 IS NULL OR r.version = $2) ORDER BY r.version DESC LIMIT 1",
             )
             .bind(site.as_str())
             .bind(version)
             .fetch_optional(pool)
             .await?
-            .map(|row| row.try_get(0))
+            .map(|row| -> Result<(String, String), sqlx::Error> { Ok((row.try_get(0)?, row.try_get(1)?)) })
             .transpose()?
         });
-        Ok(report)
+        Ok(row)
     }
 
     /// All versions of a site's rules, newest first.
