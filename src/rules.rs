@@ -232,7 +232,15 @@ pub fn parse_selector(selector: &str) -> Result<Selector, String> {
 pub fn normalize_text(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let mut out = String::with_capacity(text.len());
-    for word in text.nfkc().collect::<String>().split_whitespace() {
+    // ASCII is its own NFKC form: skip the normaliser for it.
+    let normalized;
+    let text = if text.is_ascii() {
+        text
+    } else {
+        normalized = text.nfkc().collect::<String>();
+        &normalized
+    };
+    for word in text.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }

@@ -12,7 +12,7 @@
 //! identity, so sub-pixel layout noise does not split a group of identical
 //! blocks.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::capture::Block;
 
@@ -48,10 +48,11 @@ pub enum FeatureKind {
 /// Interns features and collapses identical vectors.
 #[derive(Debug, Default)]
 pub struct Vectoriser {
-    ids: HashMap<(FeatureKind, String), u32>,
+    // One table per kind, so a lookup by &str needs no allocation.
+    ids: [FxHashMap<String, u32>; 3],
     names: Vec<(FeatureKind, String)>,
     vectors: Vec<Vector>,
-    index: HashMap<(Vec<u32>, i32, i32, u32), VectorId>,
+    index: FxHashMap<(Vec<u32>, i32, i32, u32), VectorId>,
 }
 
 impl Vectoriser {
@@ -61,12 +62,13 @@ impl Vectoriser {
     }
 
     fn intern(&mut self, kind: FeatureKind, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(&(kind, name.to_string())) {
+        let table = &mut self.ids[kind as usize];
+        if let Some(&id) = table.get(name) {
             return id;
         }
         let id = self.names.len() as u32;
         self.names.push((kind, name.to_string()));
-        self.ids.insert((kind, name.to_string()), id);
+        table.insert(name.to_string(), id);
         id
     }
 
@@ -127,8 +129,8 @@ impl Vectoriser {
 
     /// Drops the lookup tables once all blocks are in (they can be large).
     pub fn finish(mut self) -> (Vec<Vector>, Vec<FeatureKind>) {
-        self.index = HashMap::new();
-        self.ids = HashMap::new();
+        self.index = FxHashMap::default();
+        self.ids = Default::default();
         let kinds = self.names.into_iter().map(|(k, _)| k).collect();
         (self.vectors, kinds)
     }

@@ -33,6 +33,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -152,12 +153,14 @@ pub struct Learner {
     pages: Vec<PageData>,
     blocks: Vec<BlockData>,
     steps: Vec<SelectorStep>,
-    step_ids: HashMap<SelectorStep, u32>,
+    step_ids: FxHashMap<SelectorStep, u32>,
     terms: Vec<String>,
-    term_ids: HashMap<String, u32>,
+    term_ids: FxHashMap<String, u32>,
     analyzers: HashMap<String, Analyzer>,
+    // language -> lower-cased word -> its term ids
+    word_terms: HashMap<String, FxHashMap<String, Box<[u32]>>>,
     // (normalised text hash, link flag) -> (pages it is on, last page seen)
-    recurring: HashMap<(u64, bool), (u32, u32)>,
+    recurring: FxHashMap<(u64, bool), (u32, u32)>,
     html_stride: usize,
     started: Instant,
 }
@@ -231,11 +234,12 @@ impl Learner {
             pages: Vec::new(),
             blocks: Vec::new(),
             steps: Vec::new(),
-            step_ids: HashMap::new(),
+            step_ids: FxHashMap::default(),
             terms: Vec::new(),
-            term_ids: HashMap::new(),
+            term_ids: FxHashMap::default(),
             analyzers: HashMap::new(),
-            recurring: HashMap::new(),
+            word_terms: HashMap::new(),
+            recurring: FxHashMap::default(),
             html_stride: 1,
             started: Instant::now(),
         }
@@ -244,16 +248,6 @@ impl Learner {
     /// Pages added so far.
     pub fn pages(&self) -> usize {
         self.pages.len()
-    }
-
-    fn intern_term(&mut self, term: String) -> u32 {
-        if let Some(&id) = self.term_ids.get(&term) {
-            return id;
-        }
-        let id = self.terms.len() as u32;
-        self.terms.push(term.clone());
-        self.term_ids.insert(term, id);
-        id
     }
 
     fn intern_step(&mut self, step: &SelectorStep) -> u32 {
@@ -266,13 +260,43 @@ impl Learner {
         id
     }
 
+    /// The distinct term ids of `text`. Words repeat a lot across a site,
+    /// so each distinct word is analysed (stop list, stemmer, interning)
+    /// once per language and remembered.
     fn terms_of(&mut self, lang: &str, text: &str) -> Vec<u32> {
-        let analyzer = self
-            .analyzers
+        let Learner {
+            analyzers,
+            word_terms,
+            terms,
+            term_ids,
+            ..
+        } = self;
+        let analyzer = analyzers
             .entry(lang.to_string())
             .or_insert_with(|| Analyzer::new(Some(lang)));
-        let terms = analyzer.terms(text);
-        let mut ids: Vec<u32> = terms.into_iter().map(|t| self.intern_term(t)).collect();
+        let cache = word_terms.entry(lang.to_string()).or_default();
+        let mut ids = Vec::new();
+        text::for_each_word(text, |word| {
+            if let Some(known) = cache.get(word) {
+                ids.extend_from_slice(known);
+                return;
+            }
+            let found: Box<[u32]> = analyzer
+                .terms(word)
+                .into_iter()
+                .map(|term| match term_ids.get(&term) {
+                    Some(&id) => id,
+                    None => {
+                        let id = terms.len() as u32;
+                        terms.push(term.clone());
+                        term_ids.insert(term, id);
+                        id
+                    }
+                })
+                .collect();
+            ids.extend_from_slice(&found);
+            cache.insert(word.to_string(), found);
+        });
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -694,12 +718,30 @@ fn title_variants(capture: &Capture) -> Vec<String> {
 /// Best normalised Levenshtein similarity of a block to a title variant.
 fn headline_similarity(block: &str, titles: &[String]) -> f64 {
     let mut best: f64 = 0.0;
-    let len = block.chars().count() as f64;
+    let len = block.chars().count();
     for title in titles {
-        let tlen = title.chars().count() as f64;
-        // Far-apart lengths cannot reach the threshold: skip the O(n·m) work.
-        if len < tlen * 0.5 || len > tlen * 2.0 {
+        let tlen = title.chars().count();
+        // Lower bounds of the edit distance that rule a pair out without
+        // the O(n·m) work: the length difference, and for ASCII text the
+        // characters one string has more of than the other.
+        let longest = len.max(tlen).max(1);
+        let allowed = ((1.0 - HEADLINE_MIN_SIMILARITY) * longest as f64).floor() as usize;
+        if len.abs_diff(tlen) > allowed {
             continue;
+        }
+        if block.is_ascii() && title.is_ascii() {
+            let mut counts = [0i32; 128];
+            for b in block.bytes() {
+                counts[b as usize] += 1;
+            }
+            for b in title.bytes() {
+                counts[b as usize] -= 1;
+            }
+            let more: i32 = counts.iter().filter(|&&c| c > 0).sum();
+            let fewer: i32 = -counts.iter().filter(|&&c| c < 0).sum::<i32>();
+            if more.max(fewer) as usize > allowed {
+                continue;
+            }
         }
         best = best.max(strsim::normalized_levenshtein(block, title));
     }

@@ -119,6 +119,34 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Calls `f` with each lower-cased word of `text` (as [`words`] splits
+/// it), reusing one buffer.
+pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut word = String::new();
+    let mut unspaced = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            let u = is_unspaced_char(c);
+            if !word.is_empty() && u != unspaced {
+                f(&word);
+                word.clear();
+            }
+            unspaced = u;
+            if c.is_ascii() {
+                word.push(c.to_ascii_lowercase());
+            } else {
+                word.extend(c.to_lowercase());
+            }
+        } else if !word.is_empty() {
+            f(&word);
+            word.clear();
+        }
+    }
+    if !word.is_empty() {
+        f(&word);
+    }
+}
+
 /// Number of words in `text` (as [`words`] splits it), without allocating.
 pub fn word_count(text: &str) -> usize {
     let mut count = 0;
@@ -229,6 +257,9 @@ mod tests {
         // Mixed scripts split where the script changes.
         assert_eq!(words("iPhone手机"), ["iphone", "手机"]);
         assert_eq!(word_count("iPhone 手机 is"), 4);
+        let mut seen = Vec::new();
+        for_each_word("iPhone手机, Straße!", |w| seen.push(w.to_string()));
+        assert_eq!(seen, words("iPhone手机, Straße!"));
     }
 
     #[test]
