@@ -299,21 +299,33 @@ fn the_demo_captures_the_example_site() {
     );
 }
 
-/// `learn` from stored captures, then `rules`, `rules --history`, `explain`.
+/// `learn --files` (capture, then learn), `learn` from stored captures,
+/// `rules`, `rules --history`, `explain`.
 #[test]
 fn learn_rules_and_explain() {
     let (dir, db) = temp_sqlite();
+    // `--files` captures the pages first, then learns.
     let site_dir = fixtures().join("news-site").display().to_string();
-    let out = spider(&db, &["capture", "--site", "harbour.test", &site_dir]);
-    assert!(out.status.success(), "{}", stderr(&out));
-
     let rules_dir = dir.path().join("rules");
     let rules_arg = rules_dir.display().to_string();
     let out = spider(
         &db,
-        &["learn", "harbour.test", "--out", &rules_arg, "--json"],
+        &[
+            "learn",
+            "harbour.test",
+            "--out",
+            &rules_arg,
+            "--json",
+            "--files",
+            &site_dir,
+        ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("captured 6 of 6 pages"),
+        "{}",
+        stderr(&out)
+    );
     let json: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(json["rules"]["version"], 1);
     assert_eq!(json["report"]["pages"], 6);

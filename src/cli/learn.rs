@@ -186,6 +186,13 @@ pub async fn learn(db: &str, args: LearnArgs) -> anyhow::Result<ExitCode> {
         print_summary(&rules, &learned.report, &path, seconds)?;
     }
     if rules.content.is_empty() {
+        if learned.report.selector_pages == 0 {
+            eprintln!(
+                "warning: no capture of {} has its page source, so no selector could be tested \
+                 (capture the pages with spider, or with a bookmarklet that sends the source)",
+                rules.site
+            );
+        }
         eprintln!(
             "warning: no content selector could be learned for {}; extraction will fall back",
             rules.site

@@ -46,6 +46,10 @@ use crate::site::Site;
 use features::Vectoriser;
 use text::Analyzer;
 
+/// Block texts up to this many bytes are analysed once per site.
+const TEXT_CACHE_MAX_BYTES: usize = 300;
+/// Most texts remembered.
+const TEXT_CACHE_MAX: usize = 200_000;
 /// Most template strings kept in the rules.
 const MAX_TEMPLATE_STRINGS: usize = 2000;
 /// Longest template string kept, in characters.
@@ -163,6 +167,18 @@ pub struct Learner {
     recurring: FxHashMap<(u64, bool), (u32, u32)>,
     html_stride: usize,
     started: Instant,
+    // Short block texts already analysed (the language of the first page).
+    text_cache: FxHashMap<Box<str>, TextInfo>,
+    cache_lang: Option<String>,
+}
+
+/// What the learner derives from a block's text alone.
+#[derive(Clone)]
+struct TextInfo {
+    normalized: Box<str>,
+    key: u64,
+    words: u32,
+    terms: Box<[u32]>,
 }
 
 /// What a learn produced.
@@ -242,6 +258,8 @@ impl Learner {
             recurring: FxHashMap::default(),
             html_stride: 1,
             started: Instant::now(),
+            text_cache: FxHashMap::default(),
+            cache_lang: None,
         }
     }
 
@@ -334,20 +352,42 @@ impl Learner {
         let mut keys_on_page: HashSet<(u64, bool)> = HashSet::new();
         let mut headline: Option<(usize, f64)> = None;
         let mut headline_rank = 0.0;
+        let use_cache = *self.cache_lang.get_or_insert_with(|| lang.clone()) == lang;
         for block in &capture.blocks {
-            let normalized = normalize_text(&block.text);
+            // Template text repeats on every page: analyse it once.
+            let info = match self.text_cache.get(block.text.as_str()) {
+                Some(info) if use_cache => info.clone(),
+                _ => {
+                    let normalized = normalize_text(&block.text);
+                    let info = TextInfo {
+                        key: hash_str(&normalized),
+                        normalized: normalized.into(),
+                        words: text::word_count(&block.text) as u32,
+                        terms: self.terms_of(&lang, &block.text).into(),
+                    };
+                    if use_cache
+                        && block.text.len() <= TEXT_CACHE_MAX_BYTES
+                        && self.text_cache.len() < TEXT_CACHE_MAX
+                    {
+                        self.text_cache
+                            .insert(block.text.clone().into(), info.clone());
+                    }
+                    info
+                }
+            };
+            let normalized = &*info.normalized;
             if normalized.is_empty() {
                 continue;
             }
             let chars = block.text.chars().count().max(1) as u32;
             let link_chars = (block.link_text_len as u32).min(chars);
             let link = link_chars * 2 >= chars;
-            let text_key = hash_str(&normalized);
+            let text_key = info.key;
             keys_on_page.insert((text_key, link));
-            let words = text::word_count(&block.text) as u32;
+            let words = info.words;
             let index = self.blocks.len();
             if (words as usize) <= HEADLINE_MAX_WORDS {
-                let sim = headline_similarity(&normalized, &titles);
+                let sim = headline_similarity(normalized, &titles);
                 // Blog titles are often links to their permalink, but the
                 // same title in a "recent posts" list is one too: prefer
                 // text over links, then the larger type.
@@ -362,7 +402,7 @@ impl Learner {
                     headline = Some((index, sim));
                 }
             }
-            let terms = self.terms_of(&lang, &block.text).into_boxed_slice();
+            let terms = info.terms;
             let steps: Box<[u32]> = block.selector.iter().map(|s| self.intern_step(s)).collect();
             let vector = self.vectoriser.add(block, capture.viewport.width);
             self.blocks.push(BlockData {
@@ -875,6 +915,34 @@ mod tests {
         assert!(sidebar.score.relevance < 0.05, "{:?}", sidebar.score);
         assert!(article.score.total > sidebar.score.total);
         assert_eq!(article.role, select::Role::Content);
+    }
+
+    #[test]
+    fn pages_without_source_still_learn_clusters_but_write_no_untested_selectors() {
+        let site = Site::new("blog.test").unwrap();
+        let captures = (0..TITLES.len())
+            .map(|i| {
+                let mut c = testutil::capture(
+                    "blog.test",
+                    &format!("https://blog.test/{i}"),
+                    TITLES[i],
+                    &page(i),
+                );
+                c.html.clear();
+                c
+            })
+            .collect();
+        let learned = learn_site(&site, captures, &ValidParams::default()).unwrap();
+        assert_eq!(learned.report.selector_pages, 0);
+        assert!(learned.rules.content.is_empty());
+        assert!(
+            learned
+                .report
+                .clusters
+                .iter()
+                .any(|c| c.role == select::Role::Content)
+        );
+        assert!(!learned.rules.template.is_empty());
     }
 
     #[test]
