@@ -33,6 +33,9 @@ impl Lcg {
     }
 }
 
+/// A kind of block: tag path, style, width, x.
+type Kind = (Vec<String>, Vec<(String, String)>, f64, f64);
+
 fn blocks(n: usize, seed: u64) -> Vec<Block> {
     let mut rng = Lcg(seed);
     let tags = ["p", "li", "div", "h2", "span", "td"];
@@ -48,7 +51,7 @@ fn blocks(n: usize, seed: u64) -> Vec<Block> {
         "text-align",
         "background-color",
     ];
-    let kinds: Vec<(Vec<String>, Vec<(String, String)>, f64, f64)> = (0..40)
+    let kinds: Vec<Kind> = (0..40)
         .map(|k| {
             let depth = 3 + rng.next(6) as usize;
             let path: Vec<String> = (0..depth)
