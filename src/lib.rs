@@ -2,8 +2,9 @@
 //!
 //! Article pages of one site share a template. spider renders several pages
 //! of a site in headless Chromium, records every text block's computed style
-//! and geometry, and (in later stages) learns per-site rules that extract
-//! the article from new pages of the site without a browser.
+//! and geometry, clusters the blocks of all its pages and learns per-site
+//! [`Rules`] that extract the article from new pages of the site without a
+//! browser.
 //!
 //! # Layout
 //! - [`site`]: [`Site`], the name that groups a site's pages.
@@ -30,6 +31,12 @@
 //! let store = Store::open("sqlite://spider.db").await?;
 //! store.put_capture(&capture).await?;
 //! capturer.close().await;
+//!
+//! // Learn the site's rules from its stored captures, then extract a page.
+//! let captures = store.captures(&site).await?;
+//! let learned = spider::learn_site(&site, captures, &Default::default())?;
+//! let html = std::fs::read_to_string("another-page.html")?;
+//! println!("{}", spider::extract(&html, &learned.rules).text());
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
