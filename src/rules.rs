@@ -59,6 +59,11 @@ pub struct Rules {
     /// site's pages: the site's own boilerplate, dropped at extraction.
     #[serde(default)]
     pub template: Vec<String>,
+    /// Median words the rules extract from the training pages. A page where
+    /// they extract far less is one they do not fit (template drift, a
+    /// layout the training pages did not show): extraction falls back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_words: Option<u32>,
 }
 
 /// The content's container.
@@ -275,6 +280,7 @@ mod tests {
             }],
             exclude: vec![],
             template: vec!["share this".into()],
+            expected_words: Some(120),
         }
     }
 

@@ -222,6 +222,7 @@ fn rules(site: &str, selector: &str) -> spider::Rules {
         }],
         exclude: vec![],
         template: vec!["share this".into()],
+        expected_words: None,
     }
 }
 

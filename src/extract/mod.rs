@@ -14,6 +14,10 @@ use serde::Serialize;
 
 use crate::rules::{Rules, normalize_text, parse_selector};
 
+/// Below this share of the words the rules extract on the training pages,
+/// a page gets the fallback too.
+const FALLBACK_SHARE: f64 = 0.35;
+
 /// Elements whose text is never page text.
 const SKIPPED_TAGS: &[&str] = &["script", "style", "noscript", "template", "head", "title"];
 
@@ -31,6 +35,10 @@ pub struct Extraction {
     pub blocks: Vec<String>,
     /// Each rule and how many elements it matched.
     pub matched: Vec<RuleMatch>,
+    /// Why the text came from the single-page fallback instead of the
+    /// rules, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// How many elements one rule matched on the page.
@@ -136,8 +144,97 @@ impl Page {
         out.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
-    /// Applies `rules`.
+    /// Applies `rules`; where they match nothing, or far less than on the
+    /// training pages, falls back to a single-page extractor (Readability,
+    /// via `dom_smoothie`) on the page with the site's template strings and
+    /// exclusions removed, and keeps whichever found more.
     pub fn extract(&self, rules: &Rules) -> Extraction {
+        let mut out = self.extract_with_rules(rules);
+        let words: usize = out.blocks.iter().map(|b| word_count(b)).sum();
+        let reason = if out.content_matched_nothing() {
+            Some(format!(
+                "rules for {} matched nothing on this page",
+                rules.site
+            ))
+        } else {
+            rules
+                .expected_words
+                .filter(|&e| (words as f64) < FALLBACK_SHARE * f64::from(e))
+                .map(|e| {
+                    format!(
+                        "rules for {} matched {words} words, against {e} on the training pages",
+                        rules.site
+                    )
+                })
+        };
+        let Some(reason) = reason else { return out };
+        let Some(blocks) = self.fallback_blocks(rules) else {
+            return out;
+        };
+        // The fallback must find more; and when the rules found a real
+        // amount of text, hold most of it: a Readability pick elsewhere on
+        // the page (a comment thread longer than a short article) is not
+        // better than the rules' article.
+        let fallback_words: usize = blocks.iter().map(|b| word_count(b)).sum();
+        let little = rules
+            .expected_words
+            .is_none_or(|e| (words as f64) < FALLBACK_LITTLE * f64::from(e));
+        if fallback_words > words && (little || covers(&blocks, &out.blocks, FALLBACK_COVER)) {
+            out.blocks = blocks;
+            if let Some(title) = &out.title
+                && out.blocks.first() != Some(title)
+            {
+                out.blocks.retain(|b| b != title);
+                out.blocks.insert(0, title.clone());
+            }
+            out.fallback = Some(reason);
+        }
+        out
+    }
+
+    /// The single-page extractor's blocks, on the page without template
+    /// strings and exclusions (on the whole page when that leaves nothing).
+    fn fallback_blocks(&self, rules: &Rules) -> Option<Vec<String>> {
+        let cleaned = self.without_boilerplate(rules);
+        readability(&cleaned).or_else(|| readability(&self.html.html()))
+    }
+
+    /// The page's HTML without exclusion matches and without elements whose
+    /// whole text is one of the site's template strings.
+    fn without_boilerplate(&self, rules: &Rules) -> String {
+        let template: HashSet<&str> = rules.template.iter().map(String::as_str).collect();
+        let none = HashSet::new();
+        let mut remove: Vec<NodeId> = Vec::new();
+        for rule in &rules.exclude {
+            if let Ok(sel) = parse_selector(&rule.selector) {
+                remove.extend(self.select(&sel));
+            }
+        }
+        if !template.is_empty() {
+            for e in self.root().descendants().filter_map(ElementRef::wrap) {
+                if matches!(e.value().name(), "html" | "head" | "body" | "title") {
+                    continue;
+                }
+                let text = self.text(e.id(), &none);
+                if !text.is_empty()
+                    && text.len() <= 600
+                    && template.contains(normalize_text(&text).as_str())
+                {
+                    remove.push(e.id());
+                }
+            }
+        }
+        let mut html = self.html.clone();
+        for id in remove {
+            if let Some(mut node) = html.tree.get_mut(id) {
+                node.detach();
+            }
+        }
+        html.html()
+    }
+
+    /// Applies `rules` alone, without the fallback.
+    pub fn extract_with_rules(&self, rules: &Rules) -> Extraction {
         let mut matched = Vec::new();
         // Selectors were validated when the rules were loaded; one that still
         // fails to parse matches nothing rather than failing the page.
@@ -233,6 +330,7 @@ impl Page {
             title,
             blocks,
             matched,
+            fallback: None,
         }
     }
 
@@ -322,6 +420,60 @@ fn hides(style: &str) -> bool {
     style.contains("display:none") || style.contains("visibility:hidden")
 }
 
+/// Share of the rules' words the fallback must hold to replace them...
+const FALLBACK_COVER: f64 = 0.5;
+/// ...unless the rules found less than this share of the training pages'
+/// words (next to nothing: whatever they found is likely stray).
+const FALLBACK_LITTLE: f64 = 0.1;
+
+/// True when `outer` holds at least `share` of the words of `inner`
+/// (as multisets, lower case).
+fn covers(outer: &[String], inner: &[String], share: f64) -> bool {
+    let mut counts: HashMap<String, i64> = HashMap::new();
+    for block in outer {
+        crate::learn::text::for_each_word(block, |w| {
+            *counts.entry(w.to_string()).or_default() += 1
+        });
+    }
+    let (mut total, mut held) = (0usize, 0usize);
+    for block in inner {
+        crate::learn::text::for_each_word(block, |w| {
+            total += 1;
+            if let Some(n) = counts.get_mut(w)
+                && *n > 0
+            {
+                *n -= 1;
+                held += 1;
+            }
+        });
+    }
+    total == 0 || held as f64 >= share * total as f64
+}
+
+/// Words in `text` (runs of letters and digits).
+fn word_count(text: &str) -> usize {
+    crate::learn::text::word_count(text)
+}
+
+/// Readability (`dom_smoothie`) on an HTML document: its text, one block
+/// per line. `None` when it finds no article.
+fn readability(html: &str) -> Option<Vec<String>> {
+    let config = dom_smoothie::Config {
+        text_mode: dom_smoothie::TextMode::Formatted,
+        max_elements_to_parse: 0,
+        ..Default::default()
+    };
+    let mut reader = dom_smoothie::Readability::new(html, None, Some(config)).ok()?;
+    let article = reader.parse().ok()?;
+    let blocks: Vec<String> = article
+        .text_content
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    (!blocks.is_empty()).then_some(blocks)
+}
+
 /// Applies `rules` to a page's HTML text.
 pub fn extract(html: &str, rules: &Rules) -> Extraction {
     Page::parse(html).extract(rules)
@@ -369,6 +521,7 @@ mod tests {
                 })
                 .collect(),
             template: template.iter().map(|s| s.to_string()).collect(),
+            expected_words: None,
         }
     }
 
@@ -391,10 +544,37 @@ mod tests {
     }
 
     #[test]
-    fn reports_rules_that_match_nothing() {
-        let out = extract(PAGE, &rules(&[".missing"], &[], &[]));
+    fn reports_rules_that_match_nothing_and_falls_back() {
+        let rules = rules(&[".missing"], &[".share"], &["share this"]);
+        let page = Page::parse(PAGE);
+        let only_rules = page.extract_with_rules(&rules);
+        assert!(only_rules.content_matched_nothing());
+        assert_eq!(only_rules.blocks, ["Head line"]);
+        assert_eq!(only_rules.fallback, None);
+
+        let out = page.extract(&rules);
         assert!(out.content_matched_nothing());
-        assert_eq!(out.blocks, ["Head line"]);
+        let reason = out.fallback.as_deref().expect("a fallback");
+        assert!(reason.contains("matched nothing"), "{reason}");
+        let text = out.text();
+        assert!(text.starts_with("Head line"), "{text}");
+        assert!(text.contains("One bold word"), "{text}");
+        // Template strings and exclusions are gone before the fallback runs.
+        assert!(!text.contains("Share this"), "{text}");
+    }
+
+    #[test]
+    fn the_fallback_must_hold_what_the_rules_found() {
+        let found = vec!["the article about frost".to_string()];
+        let elsewhere =
+            vec!["a much longer comment thread about something else entirely".to_string()];
+        let superset = vec![
+            "intro".to_string(),
+            "the article about frost".to_string(),
+            "more".to_string(),
+        ];
+        assert!(!covers(&elsewhere, &found, FALLBACK_COVER));
+        assert!(covers(&superset, &found, FALLBACK_COVER));
     }
 
     #[test]

@@ -567,7 +567,7 @@ impl Learner {
         }
         timings.push(("selectors".into(), ms(started)));
 
-        let rules = Rules {
+        let mut rules = Rules {
             format: FORMAT_VERSION,
             site: model.site.clone(),
             version: 0,
@@ -578,10 +578,12 @@ impl Learner {
             content: chosen.content,
             exclude: chosen.exclude,
             template: model.template_texts.clone(),
+            expected_words: None,
         };
         rules
             .validate()
             .map_err(|e| LearnError::Internal(e.to_string()))?;
+        rules.expected_words = expected_words(&model, &rules, params.selector_pages);
         let report = report(
             &model,
             &scores,
@@ -594,6 +596,29 @@ impl Learner {
         );
         Ok(Learned { rules, report })
     }
+}
+
+/// Median words the rules extract from the training pages with source (at
+/// most `n` of them, evenly spread); `None` without content rules.
+fn expected_words(model: &Model, rules: &Rules, n: usize) -> Option<u32> {
+    if rules.content.is_empty() {
+        return None;
+    }
+    let with_html: Vec<&str> = model
+        .pages
+        .iter()
+        .filter_map(|p| p.html.as_deref())
+        .collect();
+    let step = (with_html.len() as f64 / n.max(1) as f64).max(1.0);
+    let mut words: Vec<u32> = (0..n.min(with_html.len()))
+        .map(|i| {
+            let out = crate::extract::Page::parse(with_html[(i as f64 * step) as usize])
+                .extract_with_rules(rules);
+            out.blocks.iter().map(|b| text::word_count(b) as u32).sum()
+        })
+        .collect();
+    words.sort_unstable();
+    words.get(words.len() / 2).copied()
 }
 
 /// Learns from a list of captures.
