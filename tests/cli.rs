@@ -300,7 +300,7 @@ fn the_demo_captures_the_example_site() {
 }
 
 /// `learn --files` (capture, then learn), `learn` from stored captures,
-/// `rules`, `rules --history`, `explain`.
+/// `rules`, `rules --history`, `explain`, `extract`.
 #[test]
 fn learn_rules_and_explain() {
     let (dir, db) = temp_sqlite();
@@ -384,6 +384,59 @@ fn learn_rules_and_explain() {
         html.contains("<table") && html.contains("class=\"content\""),
         "{html}"
     );
+
+    // Extraction with the learned rules: from the database, and from files.
+    let page = fixtures()
+        .join("news-site/ferry-strike.html")
+        .display()
+        .to_string();
+    let out = spider(&db, &["extract", &page]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("Island ferry crews vote to strike over winter rota\n\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Crews on the Holm Island ferry have voted"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Advertisement") && !text.contains("Share this story"),
+        "{text}"
+    );
+    let both = fixtures()
+        .join("news-site/tide-tables.html")
+        .display()
+        .to_string();
+    let out = spider(
+        &db,
+        &["extract", "--rules", &rules_arg, "--json", &page, &both],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let records: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["site"], "harbour.test");
+    assert_eq!(records[0]["rules_version"], 2);
+    assert_eq!(
+        records[1]["title"],
+        "New tide tables leave anglers puzzled over the spring lows"
+    );
+    assert!(
+        records[0]["matched"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["kind"] == "content" && m["count"].as_u64() > Some(0))
+    );
+    // A page that names no site needs --site.
+    let unknown = fixtures().join("pages/tricky.html").display().to_string();
+    let out = spider(&db, &["extract", "--rules", &rules_arg, &unknown]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("give --site"), "{}", stderr(&out));
 
     // Unknown sites: clear messages.
     let out = spider(&db, &["learn", "nobody.test"]);

@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod extract;
 mod learn;
 
 use crate::capture::{self, CaptureOptions, Capturer, Target, Viewport, chromium};
@@ -65,6 +66,8 @@ pub(super) enum Command {
     Rules(learn::RulesArgs),
     /// Show every cluster of a site's last learn: selector, size, pages, score, fate, sample texts.
     Explain(learn::ExplainArgs),
+    /// Extract the main text of pages of a known site with its rules (no browser).
+    Extract(extract::ExtractArgs),
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +152,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> anyhow::Result<ExitCode
             Command::Learn(args) => learn::learn(&cli.db, args).await,
             Command::Rules(args) => learn::rules(&cli.db, args).await,
             Command::Explain(args) => learn::explain(&cli.db, args).await,
+            Command::Extract(args) => extract::extract(&cli.db, args).await,
         }
     })
 }

@@ -1,0 +1,260 @@
+//! `spider extract`: a site's pages through its rules, without a browser.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Serialize;
+
+use super::open_store;
+use crate::capture::decode_html;
+use crate::extract::{Extraction, Page};
+use crate::rules::Rules;
+use crate::site::Site;
+
+/// Largest page read (bytes).
+const MAX_PAGE_BYTES: u64 = 50 << 20;
+
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// The site whose rules apply (default: from the page's canonical link or og:url).
+    #[arg(long)]
+    site: Option<Site>,
+    /// Read rules from DIR/<site>.json instead of the database.
+    #[arg(long, value_name = "DIR")]
+    rules: Option<PathBuf>,
+    /// One JSON object per page: {site, url, title, text, blocks, rules_version, matched, fallback}.
+    #[arg(long)]
+    json: bool,
+    /// HTML files, directories (their .html/.htm files), or - for standard input.
+    #[arg(required = true)]
+    pages: Vec<String>,
+}
+
+/// One page's result, as `--json` prints it.
+#[derive(Serialize)]
+struct PageOutput<'a> {
+    site: &'a Site,
+    url: Option<String>,
+    file: &'a str,
+    title: Option<&'a str>,
+    text: String,
+    blocks: &'a [String],
+    rules_version: i64,
+    matched: &'a [crate::extract::RuleMatch],
+    fallback: Option<&'a str>,
+}
+
+/// A page read and decoded.
+struct Input {
+    name: String,
+    html: String,
+}
+
+fn read_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut inputs = Vec::new();
+    for arg in args {
+        if arg == "-" {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .take(MAX_PAGE_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .context("cannot read standard input")?;
+            if bytes.len() as u64 > MAX_PAGE_BYTES {
+                bail!("standard input is larger than {MAX_PAGE_BYTES} bytes");
+            }
+            inputs.push(Input {
+                name: "-".into(),
+                html: decode_html(&bytes, None),
+            });
+            continue;
+        }
+        let path = Path::new(arg);
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .with_context(|| format!("cannot list {}", path.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                        matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml")
+                    })
+                })
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.to_path_buf());
+        }
+    }
+    for file in files {
+        let size = std::fs::metadata(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?
+            .len();
+        if size > MAX_PAGE_BYTES {
+            bail!("{} is larger than {MAX_PAGE_BYTES} bytes", file.display());
+        }
+        let bytes =
+            std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        inputs.push(Input {
+            name: file.display().to_string(),
+            html: decode_html(&bytes, None),
+        });
+    }
+    Ok(inputs)
+}
+
+/// The page's own URL: `<link rel=canonical>`, else `og:url`.
+fn page_url(page: &Page) -> Option<String> {
+    for css in ["link[rel=canonical]", "meta[property='og:url']"] {
+        let sel = crate::rules::parse_selector(css).ok()?;
+        for id in page.select(&sel) {
+            let e = page.element(id)?;
+            if let Some(v) = e.value().attr("href").or_else(|| e.value().attr("content")) {
+                return Some(v.trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+pub async fn extract(db: &str, args: ExtractArgs) -> anyhow::Result<ExitCode> {
+    let inputs = read_inputs(&args.pages)?;
+    if inputs.is_empty() {
+        bail!("no pages to extract");
+    }
+    // Parse and work out each page's site (CPU work, all cores).
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(inputs.len());
+    let chunk = inputs.len().div_ceil(threads);
+    let sites: Vec<(Option<String>, Option<Site>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = inputs
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(|| {
+                    part.iter()
+                        .map(|input| {
+                            let url = page_url(&Page::parse(&input.html));
+                            let site = args.site.clone().or_else(|| {
+                                url.as_deref()
+                                    .and_then(|u| url::Url::parse(u).ok())
+                                    .and_then(|u| Site::from_url(&u))
+                            });
+                            (url, site)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+
+    // Rules per site, from files or the database, validated on load.
+    let mut rules: HashMap<Site, Rules> = HashMap::new();
+    let needed: Vec<Site> = {
+        let mut v: Vec<Site> = sites.iter().filter_map(|(_, s)| s.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    if let Some(dir) = &args.rules {
+        for site in needed {
+            let path = dir.join(format!("{site}.json"));
+            rules.insert(site, Rules::read(&path)?);
+        }
+    } else if !needed.is_empty() {
+        let store = open_store(db).await?;
+        for site in needed {
+            match store.rules(&site).await? {
+                Some(r) => {
+                    rules.insert(site, r);
+                }
+                None => bail!("no rules for {site}: `spider learn {site}` learns them"),
+            }
+        }
+        store.close().await;
+    }
+
+    let results: Vec<Result<Extraction, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = inputs
+            .chunks(chunk)
+            .zip(sites.chunks(chunk))
+            .map(|(part, part_sites)| {
+                let rules = &rules;
+                scope.spawn(move || {
+                    part.iter()
+                        .zip(part_sites)
+                        .map(|(input, (_, site))| match site.as_ref().and_then(|s| rules.get(s)) {
+                            Some(r) => Ok(Page::parse(&input.html).extract(r)),
+                            None => Err(format!(
+                                "{}: no site (no canonical link or og:url in the page): give --site",
+                                input.name
+                            )),
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+
+    let mut out = std::io::stdout().lock();
+    let mut status = ExitCode::SUCCESS;
+    let many = inputs.len() > 1;
+    for ((input, (url, site)), result) in inputs.iter().zip(&sites).zip(&results) {
+        let extraction = match result {
+            Ok(e) => e,
+            Err(message) => {
+                eprintln!("{message}");
+                status = ExitCode::from(1);
+                continue;
+            }
+        };
+        let site = site
+            .as_ref()
+            .expect("a site, since rules were found for it");
+        if extraction.content_matched_nothing() {
+            eprintln!(
+                "{}: rules for {site} matched nothing on this page",
+                input.name
+            );
+            status = ExitCode::from(1);
+        }
+        if let Some(reason) = &extraction.fallback {
+            eprintln!("{}: fallback: {reason}", input.name);
+        }
+        if args.json {
+            let record = PageOutput {
+                site,
+                url: url.clone(),
+                file: &input.name,
+                title: extraction.title.as_deref(),
+                text: extraction.text(),
+                blocks: &extraction.blocks,
+                rules_version: rules.get(site).map_or(0, |r| r.version),
+                matched: &extraction.matched,
+                fallback: extraction.fallback.as_deref(),
+            };
+            writeln!(out, "{}", serde_json::to_string(&record)?)?;
+        } else {
+            if many {
+                writeln!(out, "==> {} <==", input.name)?;
+            }
+            writeln!(out, "{}", extraction.text())?;
+            if many {
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(status)
+}
