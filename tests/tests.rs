@@ -6,5 +6,6 @@ mod util;
 
 mod capture;
 mod cli;
+mod eval;
 mod learn;
 mod store;

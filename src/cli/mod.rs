@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod eval;
 mod extract;
 mod learn;
 
@@ -68,6 +69,8 @@ pub(super) enum Command {
     Explain(learn::ExplainArgs),
     /// Extract the main text of pages of a known site with its rules (no browser).
     Extract(extract::ExtractArgs),
+    /// Capture, learn and extract a whole corpus (sites-dev layout) and score it against its gold texts.
+    Eval(eval::EvalArgs),
 }
 
 #[derive(Debug, Args)]
@@ -153,6 +156,7 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> anyhow::Result<ExitCode
             Command::Rules(args) => learn::rules(&cli.db, args).await,
             Command::Explain(args) => learn::explain(&cli.db, args).await,
             Command::Extract(args) => extract::extract(&cli.db, args).await,
+            Command::Eval(args) => eval::eval(args).await,
         }
     })
 }
