@@ -131,54 +131,6 @@ pub fn token_prf(output: &str, gold: &str) -> (f64, f64, f64) {
     (p, r, f1)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn token_f1_is_a_multiset_overlap() {
-        let (p, r, f1) = token_prf("the cat the", "The cat sat");
-        assert!((p - 2.0 / 3.0).abs() < 1e-9);
-        assert!((r - 2.0 / 3.0).abs() < 1e-9);
-        assert!((f1 - 2.0 / 3.0).abs() < 1e-9);
-        assert_eq!(token_prf("", "gold").2, 0.0);
-        assert_eq!(token_prf("Ünïcode wörds", "ünïcode WÖRDS").2, 1.0);
-    }
-
-    #[test]
-    fn sequence_ratio_matches_difflib() {
-        // Values from Python 3.11: difflib.SequenceMatcher(None, a, b).ratio()
-        let words = |s: &'static str| sequence_words(s);
-        assert_eq!(sequence_ratio(&words("a b c d"), &words("a b c d")), 1.0);
-        // "abxcd" vs "abcd": matches ab, cd -> 2*4/9
-        let r = sequence_ratio(&words("a b x c d"), &words("a b c d"));
-        assert!((r - 8.0 / 9.0).abs() < 1e-12, "{r}");
-        // Case is kept, punctuation splits words.
-        let r = sequence_ratio(&words("The cat, sat"), &words("the cat sat"));
-        assert!((r - 4.0 / 6.0).abs() < 1e-12, "{r}");
-        assert_eq!(sequence_ratio(&[], &[]), 1.0);
-        assert_eq!(sequence_ratio(&words("a"), &[]), 0.0);
-        assert_eq!(sequence_words(&"w ".repeat(4000)).len(), 3000);
-    }
-
-    #[test]
-    fn sequence_ratio_ignores_popular_items_like_difflib() {
-        // Python: a = ['w%d' % (i % 7) for i in range(400)],
-        // b = ['w%d' % ((i * 3) % 7) for i in range(300)] -> 0.002857142857142857;
-        // with % 150 and * 7 % 150 -> 0.07714285714285714.
-        let seq = |n: usize, m: usize, k: usize| -> Vec<String> {
-            (0..n).map(|i| format!("w{}", (i * k) % m)).collect()
-        };
-        fn refs(v: &[String]) -> Vec<&str> {
-            v.iter().map(String::as_str).collect()
-        }
-        let (a, b) = (seq(400, 7, 1), seq(300, 7, 3));
-        assert!((sequence_ratio(&refs(&a), &refs(&b)) - 0.002857142857142857).abs() < 1e-12);
-        let (a, b) = (seq(400, 150, 1), seq(300, 150, 7));
-        assert!((sequence_ratio(&refs(&a), &refs(&b)) - 0.07714285714285714).abs() < 1e-12);
-    }
-}
-
 /// The words the 2013 system compared: case kept, `[A-Za-z0-9]+`, the
 /// first 3000.
 pub fn sequence_words(text: &str) -> Vec<&str> {
@@ -275,4 +227,52 @@ fn longest_match(
         best_k += 1;
     }
     (best_i, best_j, best_k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_f1_is_a_multiset_overlap() {
+        let (p, r, f1) = token_prf("the cat the", "The cat sat");
+        assert!((p - 2.0 / 3.0).abs() < 1e-9);
+        assert!((r - 2.0 / 3.0).abs() < 1e-9);
+        assert!((f1 - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(token_prf("", "gold").2, 0.0);
+        assert_eq!(token_prf("Ünïcode wörds", "ünïcode WÖRDS").2, 1.0);
+    }
+
+    #[test]
+    fn sequence_ratio_matches_difflib() {
+        // Values from Python 3.11: difflib.SequenceMatcher(None, a, b).ratio()
+        let words = |s: &'static str| sequence_words(s);
+        assert_eq!(sequence_ratio(&words("a b c d"), &words("a b c d")), 1.0);
+        // "abxcd" vs "abcd": matches ab, cd -> 2*4/9
+        let r = sequence_ratio(&words("a b x c d"), &words("a b c d"));
+        assert!((r - 8.0 / 9.0).abs() < 1e-12, "{r}");
+        // Case is kept, punctuation splits words.
+        let r = sequence_ratio(&words("The cat, sat"), &words("the cat sat"));
+        assert!((r - 4.0 / 6.0).abs() < 1e-12, "{r}");
+        assert_eq!(sequence_ratio(&[], &[]), 1.0);
+        assert_eq!(sequence_ratio(&words("a"), &[]), 0.0);
+        assert_eq!(sequence_words(&"w ".repeat(4000)).len(), 3000);
+    }
+
+    #[test]
+    fn sequence_ratio_ignores_popular_items_like_difflib() {
+        // Python: a = ['w%d' % (i % 7) for i in range(400)],
+        // b = ['w%d' % ((i * 3) % 7) for i in range(300)] -> 0.002857142857142857;
+        // with % 150 and * 7 % 150 -> 0.07714285714285714.
+        let seq = |n: usize, m: usize, k: usize| -> Vec<String> {
+            (0..n).map(|i| format!("w{}", (i * k) % m)).collect()
+        };
+        fn refs(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        let (a, b) = (seq(400, 7, 1), seq(300, 7, 3));
+        assert!((sequence_ratio(&refs(&a), &refs(&b)) - 0.002857142857142857).abs() < 1e-12);
+        let (a, b) = (seq(400, 150, 1), seq(300, 150, 7));
+        assert!((sequence_ratio(&refs(&a), &refs(&b)) - 0.07714285714285714).abs() < 1e-12);
+    }
 }
