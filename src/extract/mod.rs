@@ -18,6 +18,10 @@ use crate::rules::{Rules, normalize_text, parse_selector};
 /// a page gets the fallback too.
 const FALLBACK_SHARE: f64 = 0.35;
 
+/// Below this share of the words in their container, the rules missed
+/// part of it: the container's text is used instead.
+const CONTAINER_SHARE: f64 = 0.6;
+
 /// Elements whose text is never page text.
 const SKIPPED_TAGS: &[&str] = &["script", "style", "noscript", "template", "head", "title"];
 
@@ -167,7 +171,28 @@ impl Page {
                     )
                 })
         };
+        let reason = reason.or_else(|| {
+            // The rules found much less than their container holds: text
+            // in a part of the container the training pages left empty.
+            let held = self.container_blocks(rules)?;
+            let held_words: usize = held.iter().map(|b| word_count(b)).sum();
+            ((words as f64) < CONTAINER_SHARE * held_words as f64).then(|| {
+                format!(
+                    "rules for {} matched {words} of the {held_words} words in their container",
+                    rules.site
+                )
+            })
+        });
         let Some(reason) = reason else { return out };
+        if let Some(blocks) = self.container_blocks(rules) {
+            let held_words: usize = blocks.iter().map(|b| word_count(b)).sum();
+            if held_words > words && covers(&blocks, &out.blocks, FALLBACK_COVER) {
+                out.blocks = blocks;
+                put_title_first(&mut out);
+                out.fallback = Some(reason);
+                return out;
+            }
+        }
         let Some(blocks) = self.fallback_blocks(rules) else {
             return out;
         };
@@ -181,15 +206,39 @@ impl Page {
             .is_none_or(|e| (words as f64) < FALLBACK_LITTLE * f64::from(e));
         if fallback_words > words && (little || covers(&blocks, &out.blocks, FALLBACK_COVER)) {
             out.blocks = blocks;
-            if let Some(title) = &out.title
-                && out.blocks.first() != Some(title)
-            {
-                out.blocks.retain(|b| b != title);
-                out.blocks.insert(0, title.clone());
-            }
+            put_title_first(&mut out);
             out.fallback = Some(reason);
         }
         out
+    }
+
+    /// The text blocks of the learned container when it matches exactly one
+    /// element: exclusions, template strings and link lists left out.
+    fn container_blocks(&self, rules: &Rules) -> Option<Vec<String>> {
+        let container = parse_selector(&rules.container.as_ref()?.selector).ok()?;
+        let [root] = self.select(&container)[..] else {
+            return None;
+        };
+        let mut skip = HashSet::new();
+        for rule in &rules.exclude {
+            if let Ok(sel) = parse_selector(&rule.selector) {
+                skip.extend(self.select(&sel));
+            }
+        }
+        let template: HashSet<&str> = rules.template.iter().map(String::as_str).collect();
+        let mut collector = BlockCollector::default();
+        collector.walk(self.html.tree.get(root)?, &skip, false);
+        collector.flush();
+        let blocks: Vec<String> = collector
+            .blocks
+            .into_iter()
+            .filter(|(text, link_chars)| {
+                *link_chars * 2 < text.chars().count()
+                    && !template.contains(normalize_text(text).as_str())
+            })
+            .map(|(text, _)| text)
+            .collect();
+        (!blocks.is_empty()).then_some(blocks)
     }
 
     /// The single-page extractor's blocks, on the page without template
@@ -372,6 +421,63 @@ impl Page {
     }
 }
 
+/// Text blocks of a subtree: each run of text between block-level
+/// boundaries (and `<br>`s) is one block, with the characters of it that
+/// sit inside links.
+#[derive(Default)]
+struct BlockCollector {
+    blocks: Vec<(String, usize)>,
+    text: String,
+    link_chars: usize,
+}
+
+impl BlockCollector {
+    fn flush(&mut self) {
+        let text = self.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !text.is_empty() {
+            self.blocks.push((text, self.link_chars));
+        }
+        self.text.clear();
+        self.link_chars = 0;
+    }
+
+    fn walk(&mut self, node: ego_tree::NodeRef<'_, Node>, skip: &HashSet<NodeId>, in_link: bool) {
+        match node.value() {
+            Node::Text(text) => {
+                self.text.push_str(text);
+                if in_link {
+                    self.link_chars += text.trim().chars().count();
+                }
+            }
+            Node::Element(element) => {
+                if skip.contains(&node.id())
+                    || SKIPPED_TAGS.contains(&element.name())
+                    || element.attr("hidden").is_some()
+                    || element.attr("style").is_some_and(hides)
+                {
+                    return;
+                }
+                let breaks = element.name() == "br" || !INLINE_TAGS.contains(&element.name());
+                if breaks {
+                    self.flush();
+                }
+                let link = in_link || element.name() == "a";
+                for child in node.children() {
+                    self.walk(child, skip, link);
+                }
+                if breaks {
+                    self.flush();
+                }
+            }
+            _ => {
+                for child in node.children() {
+                    self.walk(child, skip, in_link);
+                }
+            }
+        }
+    }
+}
+
 fn collect_text(node: ego_tree::NodeRef<'_, Node>, skip: &HashSet<NodeId>, out: &mut String) {
     match node.value() {
         Node::Text(text) => out.push_str(text),
@@ -448,6 +554,16 @@ fn covers(outer: &[String], inner: &[String], share: f64) -> bool {
         });
     }
     total == 0 || held as f64 >= share * total as f64
+}
+
+/// Puts the title first, once.
+fn put_title_first(out: &mut Extraction) {
+    if let Some(title) = &out.title
+        && out.blocks.first() != Some(title)
+    {
+        out.blocks.retain(|b| b != title);
+        out.blocks.insert(0, title.clone());
+    }
 }
 
 /// Words in `text` (runs of letters and digits).
