@@ -680,6 +680,36 @@ mod tests {
     }
 
     #[test]
+    fn text_the_rules_miss_in_their_container_comes_from_the_container() {
+        // Trained on pages whose text was in <p>; this one has most of it in
+        // bare text with <br>s, plus a link list and a share bar inside.
+        let html = r#"<html><body><article><h1>Head line</h1><div class="body">
+            <p>A short first paragraph.</p>
+            Then the rest of the post sits directly in the container, line after line, as some blogs write it.<br>
+            And a second line of that kind, with <a href="/x">a link</a> inside a sentence.<br>
+            <ul><li><a href="/a">Related one</a></li><li><a href="/b">Related two</a></li></ul>
+            <div class="share"><p>Share this</p></div></div></article></body></html>"#;
+        let mut r = rules(&["div.body > p"], &[".share"], &["share this"]);
+        r.container = Some(Container {
+            selector: "div.body".into(),
+            pages: 1,
+        });
+        let page = Page::parse(html);
+        assert_eq!(page.extract_with_rules(&r).blocks, ["Head line", "A short first paragraph."]);
+        let out = page.extract(&r);
+        assert!(out.fallback.as_deref().is_some_and(|f| f.contains("in their container")), "{out:?}");
+        assert_eq!(
+            out.blocks,
+            [
+                "Head line",
+                "A short first paragraph.",
+                "Then the rest of the post sits directly in the container, line after line, as some blogs write it.",
+                "And a second line of that kind, with a link inside a sentence.",
+            ]
+        );
+    }
+
+    #[test]
     fn the_fallback_must_hold_what_the_rules_found() {
         let found = vec!["the article about frost".to_string()];
         let elsewhere =
