@@ -146,7 +146,7 @@ pub enum RulesError {
         reason: String,
     },
     /// Reading or writing a rules file.
-    #[error("{path}: {source}")]
+    #[error("rules file {path}")]
     Io {
         /// The file.
         path: String,

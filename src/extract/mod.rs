@@ -174,6 +174,12 @@ impl Page {
         let reason = reason.or_else(|| {
             // The rules found much less than their container holds: text
             // in a part of the container the training pages left empty.
+            // Cheap bound first: the container's raw text (template strings
+            // still in) holds at least as many words as its filtered blocks.
+            let raw = self.container_words(rules)?;
+            if (words as f64) >= CONTAINER_SHARE * raw as f64 {
+                return None;
+            }
             let held = self.container_blocks(rules)?;
             let held_words: usize = held.iter().map(|b| word_count(b)).sum();
             ((words as f64) < CONTAINER_SHARE * held_words as f64).then(|| {
@@ -210,6 +216,22 @@ impl Page {
             out.fallback = Some(reason);
         }
         out
+    }
+
+    /// Words in the learned container (exclusions left out) when it matches
+    /// exactly one element.
+    fn container_words(&self, rules: &Rules) -> Option<usize> {
+        let container = parse_selector(&rules.container.as_ref()?.selector).ok()?;
+        let [root] = self.select(&container)[..] else {
+            return None;
+        };
+        let mut skip = HashSet::new();
+        for rule in &rules.exclude {
+            if let Ok(sel) = parse_selector(&rule.selector) {
+                skip.extend(self.select(&sel));
+            }
+        }
+        Some(word_count(&self.text(root, &skip)))
     }
 
     /// The text blocks of the learned container when it matches exactly one
@@ -695,9 +717,17 @@ mod tests {
             pages: 1,
         });
         let page = Page::parse(html);
-        assert_eq!(page.extract_with_rules(&r).blocks, ["Head line", "A short first paragraph."]);
+        assert_eq!(
+            page.extract_with_rules(&r).blocks,
+            ["Head line", "A short first paragraph."]
+        );
         let out = page.extract(&r);
-        assert!(out.fallback.as_deref().is_some_and(|f| f.contains("in their container")), "{out:?}");
+        assert!(
+            out.fallback
+                .as_deref()
+                .is_some_and(|f| f.contains("in their container")),
+            "{out:?}"
+        );
         assert_eq!(
             out.blocks,
             [
