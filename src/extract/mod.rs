@@ -218,9 +218,9 @@ impl Page {
         out
     }
 
-    /// Words in the learned container (exclusions left out) when it matches
-    /// exactly one element.
-    fn container_words(&self, rules: &Rules) -> Option<usize> {
+    /// The learned container's element when it matches exactly one, and the
+    /// exclusion matches to skip inside it.
+    fn container(&self, rules: &Rules) -> Option<(NodeId, HashSet<NodeId>)> {
         let container = parse_selector(&rules.container.as_ref()?.selector).ok()?;
         let [root] = self.select(&container)[..] else {
             return None;
@@ -231,22 +231,19 @@ impl Page {
                 skip.extend(self.select(&sel));
             }
         }
+        Some((root, skip))
+    }
+
+    /// Words in the learned container, exclusions left out.
+    fn container_words(&self, rules: &Rules) -> Option<usize> {
+        let (root, skip) = self.container(rules)?;
         Some(word_count(&self.text(root, &skip)))
     }
 
     /// The text blocks of the learned container when it matches exactly one
     /// element: exclusions, template strings and link lists left out.
     fn container_blocks(&self, rules: &Rules) -> Option<Vec<String>> {
-        let container = parse_selector(&rules.container.as_ref()?.selector).ok()?;
-        let [root] = self.select(&container)[..] else {
-            return None;
-        };
-        let mut skip = HashSet::new();
-        for rule in &rules.exclude {
-            if let Ok(sel) = parse_selector(&rule.selector) {
-                skip.extend(self.select(&sel));
-            }
-        }
+        let (root, skip) = self.container(rules)?;
         let template: HashSet<&str> = rules.template.iter().map(String::as_str).collect();
         let mut collector = BlockCollector::default();
         collector.walk(self.html.tree.get(root)?, &skip, false);

@@ -99,23 +99,7 @@ impl Analyzer {
 /// between a spaced and an unspaced script is split there.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut word = String::new();
-    let mut unspaced = false;
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            let u = is_unspaced_char(c);
-            if !word.is_empty() && u != unspaced {
-                out.push(std::mem::take(&mut word));
-            }
-            unspaced = u;
-            word.extend(c.to_lowercase());
-        } else if !word.is_empty() {
-            out.push(std::mem::take(&mut word));
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
+    for_each_word(text, |w| out.push(w.to_string()));
     out
 }
 
