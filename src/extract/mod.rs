@@ -141,11 +141,13 @@ impl Page {
     /// The element's visible text, whitespace normalised, skipping scripts,
     /// styles, hidden elements and the subtrees in `skip`.
     pub fn text(&self, id: NodeId, skip: &HashSet<NodeId>) -> String {
-        let mut out = String::new();
+        let mut collector = BlockCollector::default();
         if let Some(node) = self.html.tree.get(id) {
-            collect_text(node, skip, &mut out);
+            collector.walk(node, skip, false);
         }
-        out.split_whitespace().collect::<Vec<_>>().join(" ")
+        collector.flush();
+        let texts: Vec<String> = collector.blocks.into_iter().map(|(text, _)| text).collect();
+        texts.join(" ")
     }
 
     /// Applies `rules`; where they match nothing, or far less than on the
@@ -492,37 +494,6 @@ impl BlockCollector {
                 for child in node.children() {
                     self.walk(child, skip, in_link);
                 }
-            }
-        }
-    }
-}
-
-fn collect_text(node: ego_tree::NodeRef<'_, Node>, skip: &HashSet<NodeId>, out: &mut String) {
-    match node.value() {
-        Node::Text(text) => out.push_str(text),
-        Node::Element(element) => {
-            if skip.contains(&node.id())
-                || SKIPPED_TAGS.contains(&element.name())
-                || element.attr("hidden").is_some()
-                || element.attr("style").is_some_and(hides)
-            {
-                return;
-            }
-            // Block-level boundaries and line breaks separate words.
-            let breaks = element.name() == "br" || !INLINE_TAGS.contains(&element.name());
-            if breaks {
-                out.push(' ');
-            }
-            for child in node.children() {
-                collect_text(child, skip, out);
-            }
-            if breaks {
-                out.push(' ');
-            }
-        }
-        _ => {
-            for child in node.children() {
-                collect_text(child, skip, out);
             }
         }
     }
