@@ -73,6 +73,23 @@ struct GroupScore {
     selectors: Vec<String>,
 }
 
+impl GroupScore {
+    /// Means over `pages`, each page weighing the same.
+    fn of(group: &str, pages: &[PageScore]) -> GroupScore {
+        GroupScore {
+            group: group.to_string(),
+            pages: pages.len(),
+            precision: mean(pages.iter().map(|s| s.precision)),
+            recall: mean(pages.iter().map(|s| s.recall)),
+            f1: mean(pages.iter().map(|s| s.f1)),
+            sequence: mean(pages.iter().map(|s| s.sequence)),
+            fallbacks: pages.iter().filter(|s| s.fallback.is_some()).count(),
+            error: None,
+            selectors: Vec::new(),
+        }
+    }
+}
+
 fn file_url(path: &Path) -> Option<String> {
     let absolute = std::fs::canonicalize(path).ok()?;
     url::Url::from_file_path(absolute).ok().map(String::from)
@@ -225,20 +242,13 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 fallback,
             });
         }
-        group_scores.push(GroupScore {
-            group: group.clone(),
-            pages: scores.len(),
-            precision: mean(scores.iter().map(|s| s.precision)),
-            recall: mean(scores.iter().map(|s| s.recall)),
-            f1: mean(scores.iter().map(|s| s.f1)),
-            sequence: mean(scores.iter().map(|s| s.sequence)),
-            fallbacks: scores.iter().filter(|s| s.fallback.is_some()).count(),
-            error: learned.as_ref().err().cloned(),
-            selectors: learned
-                .as_ref()
-                .map(|l| l.rules.content.iter().map(|r| r.selector.clone()).collect())
-                .unwrap_or_default(),
-        });
+        let mut score = GroupScore::of(group, &scores);
+        score.error = learned.as_ref().err().cloned();
+        score.selectors = learned
+            .as_ref()
+            .map(|l| l.rules.content.iter().map(|r| r.selector.clone()).collect())
+            .unwrap_or_default();
+        group_scores.push(score);
         page_scores.extend(scores);
         if let Some(bar) = &bar {
             bar.inc(1);
@@ -252,17 +262,7 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     store.close().await;
 
-    let overall = GroupScore {
-        group: "overall".into(),
-        pages: page_scores.len(),
-        precision: mean(page_scores.iter().map(|s| s.precision)),
-        recall: mean(page_scores.iter().map(|s| s.recall)),
-        f1: mean(page_scores.iter().map(|s| s.f1)),
-        sequence: mean(page_scores.iter().map(|s| s.sequence)),
-        fallbacks: page_scores.iter().filter(|s| s.fallback.is_some()).count(),
-        error: None,
-        selectors: Vec::new(),
-    };
+    let overall = GroupScore::of("overall", &page_scores);
     let mut out = std::io::stdout().lock();
     let width = group_scores
         .iter()

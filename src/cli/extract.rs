@@ -107,6 +107,24 @@ fn read_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
     Ok(inputs)
 }
 
+/// `f` over `items` on all cores, results in order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, items.len().max(1));
+    let chunk = items.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("an extraction thread panicked"))
+            .collect()
+    })
+}
+
 /// The page's own URL: `<link rel=canonical>`, else `og:url`.
 fn page_url(page: &Page) -> Option<String> {
     for css in ["link[rel=canonical]", "meta[property='og:url']"] {
@@ -127,33 +145,14 @@ pub async fn extract(db: &str, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         bail!("no pages to extract");
     }
     // Parse and work out each page's site (CPU work, all cores).
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(inputs.len());
-    let chunk = inputs.len().div_ceil(threads);
-    let sites: Vec<(Option<String>, Option<Site>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(|| {
-                    part.iter()
-                        .map(|input| {
-                            let url = page_url(&Page::parse(&input.html));
-                            let site = args.site.clone().or_else(|| {
-                                url.as_deref()
-                                    .and_then(|u| url::Url::parse(u).ok())
-                                    .and_then(|u| Site::from_url(&u))
-                            });
-                            (url, site)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    let sites: Vec<(Option<String>, Option<Site>)> = par_map(&inputs, |input| {
+        let url = page_url(&Page::parse(&input.html));
+        let site = args.site.clone().or_else(|| {
+            url.as_deref()
+                .and_then(|u| url::Url::parse(u).ok())
+                .and_then(|u| Site::from_url(&u))
+        });
+        (url, site)
     });
 
     // Rules per site, from files or the database, validated on load.
@@ -182,30 +181,16 @@ pub async fn extract(db: &str, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         store.close().await;
     }
 
-    let results: Vec<Result<Extraction, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs
-            .chunks(chunk)
-            .zip(sites.chunks(chunk))
-            .map(|(part, part_sites)| {
-                let rules = &rules;
-                scope.spawn(move || {
-                    part.iter()
-                        .zip(part_sites)
-                        .map(|(input, (_, site))| match site.as_ref().and_then(|s| rules.get(s)) {
-                            Some(r) => Ok(Page::parse(&input.html).extract(r)),
-                            None => Err(format!(
-                                "{}: no site (no canonical link or og:url in the page): give --site",
-                                input.name
-                            )),
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    let pages: Vec<(&Input, &Option<Site>)> =
+        inputs.iter().zip(sites.iter().map(|(_, s)| s)).collect();
+    let results: Vec<Result<Extraction, String>> = par_map(&pages, |(input, site)| {
+        match site.as_ref().and_then(|s| rules.get(s)) {
+            Some(r) => Ok(Page::parse(&input.html).extract(r)),
+            None => Err(format!(
+                "{}: no site (no canonical link or og:url in the page): give --site",
+                input.name
+            )),
+        }
     });
 
     let mut out = std::io::stdout().lock();
