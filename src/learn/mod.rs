@@ -583,7 +583,7 @@ impl Learner {
         rules
             .validate()
             .map_err(|e| LearnError::Internal(e.to_string()))?;
-        rules.expected_words = expected_words(&model, &rules, params.selector_pages);
+        rules.expected_words = expected_words(&rules, &chosen.pages);
         let report = report(
             &model,
             &scores,
@@ -598,22 +598,16 @@ impl Learner {
     }
 }
 
-/// Median words the rules extract from the training pages with source (at
-/// most `n` of them, evenly spread); `None` without content rules.
-fn expected_words(model: &Model, rules: &Rules, n: usize) -> Option<u32> {
+/// Median words the rules extract from the sample pages the selectors
+/// were tested on; `None` without content rules.
+fn expected_words(rules: &Rules, pages: &[crate::extract::Page]) -> Option<u32> {
     if rules.content.is_empty() {
         return None;
     }
-    let with_html: Vec<&str> = model
-        .pages
+    let mut words: Vec<u32> = pages
         .iter()
-        .filter_map(|p| p.html.as_deref())
-        .collect();
-    let step = (with_html.len() as f64 / n.max(1) as f64).max(1.0);
-    let mut words: Vec<u32> = (0..n.min(with_html.len()))
-        .map(|i| {
-            let out = crate::extract::Page::parse(with_html[(i as f64 * step) as usize])
-                .extract_with_rules(rules);
+        .map(|page| {
+            let out = page.extract_with_rules(rules);
             out.blocks.iter().map(|b| text::word_count(b) as u32).sum()
         })
         .collect();

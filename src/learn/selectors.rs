@@ -51,7 +51,7 @@ const MIN_PAGE_SHARE: f64 = 0.6;
 const MAX_CANDIDATE_BLOCKS: usize = 2000;
 
 /// What was chosen.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Chosen {
     /// Container.
     pub container: Option<Container>,
@@ -67,6 +67,9 @@ pub struct Chosen {
     pub excluded_clusters: Vec<usize>,
     /// Sample pages parsed.
     pub sample_pages: usize,
+    /// The parsed sample pages, when content selectors were chosen (the
+    /// learner measures the rules on them once more).
+    pub pages: Vec<Page>,
 }
 
 /// One parsed sample page and where the model's blocks are in it.
@@ -235,6 +238,7 @@ pub fn choose(
     chosen.exclude = exclusions(&mut samples, &leaks);
     chosen.excluded_clusters = excluded_clusters(model, &mut samples, &chosen.exclude, selection);
     chosen.title = title(model, &mut samples);
+    chosen.pages = samples.into_iter().map(|s| s.page).collect();
     chosen
 }
 
