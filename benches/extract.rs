@@ -3,8 +3,8 @@
 //! in one process, plus the parse alone (html5ever via scraper) as the floor.
 //!
 //! ```text
-//! cargo bench --bench quality                 # once: captures the train pages into /tmp/spider-quality.db
-//! cargo bench --bench extract -- [--db URL] [--corpus DIR] [--rounds 5]
+//! spider eval --corpus ../shared/datasets/sites-dev --out /tmp/evalout   # once: captures the train pages
+//! cargo bench --bench extract -- [--db sqlite:///tmp/evalout/captures.db] [--corpus DIR] [--rounds 5]
 //! ```
 //!
 //! Rules are learned from the stored captures of each group's train pages
@@ -48,7 +48,7 @@ fn time_theirs(html: &str) -> (Duration, usize) {
 
 fn main() {
     let mut corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/sites-dev");
-    let mut db = "sqlite:///tmp/spider-quality.db".to_string();
+    let mut db = "sqlite:///tmp/evalout/captures.db".to_string();
     let mut rounds = 5usize;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -79,7 +79,7 @@ fn main() {
             .expect("captures");
         assert!(
             n > 0,
-            "no captures of {group} in {db}: run `cargo bench --bench quality` first"
+            "no captures of {group} in {db}: run `spider eval --out /tmp/evalout` first"
         );
         let rules = learner.learn().expect("learn").rules;
         for f in files {

@@ -44,6 +44,9 @@ pub struct EvalArgs {
     /// Pages rendered at once.
     #[arg(long, default_value_t = 2)]
     tabs: usize,
+    /// Extract with the rules alone, without extraction's fallbacks (measures learning by itself).
+    #[arg(long)]
+    rules_only: bool,
 }
 
 /// Scores of one test page.
@@ -217,7 +220,12 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot read {}", entry.html.display()))?;
             let (text, fallback) = match &learned {
                 Ok(l) => {
-                    let out = Page::parse(&decode_html(&bytes, None)).extract(&l.rules);
+                    let page = Page::parse(&decode_html(&bytes, None));
+                    let out = if args.rules_only {
+                        page.extract_with_rules(&l.rules)
+                    } else {
+                        page.extract(&l.rules)
+                    };
                     (out.text(), out.fallback)
                 }
                 Err(_) => (String::new(), None),
