@@ -429,17 +429,6 @@ impl Page {
         }
         out
     }
-
-    /// Position of every element in document order.
-    pub fn document_order(&self) -> HashMap<NodeId, usize> {
-        self.html
-            .tree
-            .root()
-            .descendants()
-            .enumerate()
-            .map(|(i, n)| (n.id(), i))
-            .collect()
-    }
 }
 
 /// Text blocks of a subtree: each run of text between block-level

@@ -50,7 +50,7 @@ pub enum FeatureKind {
 pub struct Vectoriser {
     // One table per kind, so a lookup by &str needs no allocation.
     ids: [FxHashMap<String, u32>; 3],
-    names: Vec<(FeatureKind, String)>,
+    kinds: Vec<FeatureKind>,
     vectors: Vec<Vector>,
     index: FxHashMap<(Vec<u32>, i32, i32, u32), VectorId>,
 }
@@ -66,8 +66,8 @@ impl Vectoriser {
         if let Some(&id) = table.get(name) {
             return id;
         }
-        let id = self.names.len() as u32;
-        self.names.push((kind, name.to_string()));
+        let id = self.kinds.len() as u32;
+        self.kinds.push(kind);
         table.insert(name.to_string(), id);
         id
     }
@@ -112,27 +112,16 @@ impl Vectoriser {
         &self.vectors
     }
 
-    /// The kind of a feature id.
-    pub fn kind(&self, feature: u32) -> FeatureKind {
-        self.names[feature as usize].0
-    }
-
-    /// The name of a feature id (`color=rgb(0, 0, 0)`, `p`, `html > body > p`).
-    pub fn name(&self, feature: u32) -> &str {
-        &self.names[feature as usize].1
-    }
-
     /// Number of distinct features.
     pub fn feature_count(&self) -> usize {
-        self.names.len()
+        self.kinds.len()
     }
 
     /// Drops the lookup tables once all blocks are in (they can be large).
     pub fn finish(mut self) -> (Vec<Vector>, Vec<FeatureKind>) {
         self.index = FxHashMap::default();
         self.ids = Default::default();
-        let kinds = self.names.into_iter().map(|(k, _)| k).collect();
-        (self.vectors, kinds)
+        (self.vectors, self.kinds)
     }
 }
 

@@ -263,11 +263,6 @@ impl Learner {
         }
     }
 
-    /// Pages added so far.
-    pub fn pages(&self) -> usize {
-        self.pages.len()
-    }
-
     fn intern_step(&mut self, step: &SelectorStep) -> u32 {
         if let Some(&id) = self.step_ids.get(step) {
             return id;
