@@ -155,7 +155,11 @@ impl Page {
     /// via `dom_smoothie`) on the page with the site's template strings and
     /// exclusions removed, and keeps whichever found more.
     pub fn extract(&self, rules: &Rules) -> Extraction {
-        let mut out = self.extract_with_rules(rules);
+        let Applied {
+            extraction: mut out,
+            container,
+            excluded,
+        } = self.apply(rules);
         let words: usize = out.blocks.iter().map(|b| word_count(b)).sum();
         let reason = if out.content_matched_nothing() {
             Some(format!(
@@ -173,17 +177,22 @@ impl Page {
                     )
                 })
         };
-        let reason = reason.or_else(|| {
-            // The rules found much less than their container holds: text
-            // in a part of the container the training pages left empty.
-            // Cheap bound first: the container's raw text (template strings
-            // still in) holds at least as many words as its filtered blocks.
-            let raw = self.container_words(rules)?;
-            if (words as f64) >= CONTAINER_SHARE * raw as f64 {
-                return None;
+        // The container's own text, computed once: when no reason yet, only
+        // past a cheap bound (its raw text, template strings still in, holds
+        // at least as many words as its filtered blocks).
+        let held = container.and_then(|root| {
+            if reason.is_none() {
+                let raw = word_count(&self.text(root, &excluded));
+                if (words as f64) >= CONTAINER_SHARE * raw as f64 {
+                    return None;
+                }
             }
-            let held = self.container_blocks(rules)?;
-            let held_words: usize = held.iter().map(|b| word_count(b)).sum();
+            self.container_blocks(root, &excluded, rules)
+        });
+        let held_words: usize = held.iter().flatten().map(|b| word_count(b)).sum();
+        // The rules found much less than their container holds: text in a
+        // part of the container the training pages left empty.
+        let reason = reason.or_else(|| {
             ((words as f64) < CONTAINER_SHARE * held_words as f64).then(|| {
                 format!(
                     "rules for {} matched {words} of the {held_words} words in their container",
@@ -192,14 +201,14 @@ impl Page {
             })
         });
         let Some(reason) = reason else { return out };
-        if let Some(blocks) = self.container_blocks(rules) {
-            let held_words: usize = blocks.iter().map(|b| word_count(b)).sum();
-            if held_words > words && covers(&blocks, &out.blocks, FALLBACK_COVER) {
-                out.blocks = blocks;
-                put_title_first(&mut out);
-                out.fallback = Some(reason);
-                return out;
-            }
+        if let Some(blocks) = held
+            && held_words > words
+            && covers(&blocks, &out.blocks, FALLBACK_COVER)
+        {
+            out.blocks = blocks;
+            put_title_first(&mut out);
+            out.fallback = Some(reason);
+            return out;
         }
         let Some(blocks) = self.fallback_blocks(rules) else {
             return out;
@@ -220,35 +229,17 @@ impl Page {
         out
     }
 
-    /// The learned container's element when it matches exactly one, and the
-    /// exclusion matches to skip inside it.
-    fn container(&self, rules: &Rules) -> Option<(NodeId, HashSet<NodeId>)> {
-        let container = parse_selector(&rules.container.as_ref()?.selector).ok()?;
-        let [root] = self.select(&container)[..] else {
-            return None;
-        };
-        let mut skip = HashSet::new();
-        for rule in &rules.exclude {
-            if let Ok(sel) = parse_selector(&rule.selector) {
-                skip.extend(self.select(&sel));
-            }
-        }
-        Some((root, skip))
-    }
-
-    /// Words in the learned container, exclusions left out.
-    fn container_words(&self, rules: &Rules) -> Option<usize> {
-        let (root, skip) = self.container(rules)?;
-        Some(word_count(&self.text(root, &skip)))
-    }
-
-    /// The text blocks of the learned container when it matches exactly one
-    /// element: exclusions, template strings and link lists left out.
-    fn container_blocks(&self, rules: &Rules) -> Option<Vec<String>> {
-        let (root, skip) = self.container(rules)?;
+    /// The text blocks of the container `root`: exclusions, template
+    /// strings and link lists left out.
+    fn container_blocks(
+        &self,
+        root: NodeId,
+        skip: &HashSet<NodeId>,
+        rules: &Rules,
+    ) -> Option<Vec<String>> {
         let template: HashSet<&str> = rules.template.iter().map(String::as_str).collect();
         let mut collector = BlockCollector::default();
-        collector.walk(self.html.tree.get(root)?, &skip, false);
+        collector.walk(self.html.tree.get(root)?, skip, false);
         collector.flush();
         let blocks: Vec<String> = collector
             .blocks
@@ -305,6 +296,11 @@ impl Page {
 
     /// Applies `rules` alone, without the fallback.
     pub fn extract_with_rules(&self, rules: &Rules) -> Extraction {
+        self.apply(rules).extraction
+    }
+
+    /// Applies `rules` alone; also returns what the fallbacks need.
+    fn apply(&self, rules: &Rules) -> Applied {
         let mut matched = Vec::new();
         // Selectors were validated when the rules were loaded; one that still
         // fails to parse matches nothing rather than failing the page.
@@ -379,7 +375,7 @@ impl Page {
         });
 
         let template: HashSet<&str> = rules.template.iter().map(String::as_str).collect();
-        let mut blocks = Vec::new();
+        let mut blocks: Vec<String> = Vec::new();
         for id in self.outermost_in_order(&content) {
             if self.ancestors(id).iter().any(|a| excluded.contains(a)) || excluded.contains(&id) {
                 continue;
@@ -390,17 +386,20 @@ impl Page {
             }
             blocks.push(text);
         }
-        if let Some(title) = &title
-            && blocks.first() != Some(title)
-        {
-            blocks.retain(|b| b != title);
-            blocks.insert(0, title.clone());
-        }
-        Extraction {
+        let mut extraction = Extraction {
             title,
             blocks,
             matched,
             fallback: None,
+        };
+        put_title_first(&mut extraction);
+        Applied {
+            extraction,
+            container: match scopes[..] {
+                [root] => Some(root),
+                _ => None,
+            },
+            excluded,
         }
     }
 
@@ -533,6 +532,15 @@ fn covers(outer: &[String], inner: &[String], share: f64) -> bool {
         });
     }
     total == 0 || held as f64 >= share * total as f64
+}
+
+/// The rules' extraction, with what the fallbacks need from the same pass.
+struct Applied {
+    extraction: Extraction,
+    /// The container's element, when it matched exactly one.
+    container: Option<NodeId>,
+    /// Exclusion matches.
+    excluded: HashSet<NodeId>,
 }
 
 /// Puts the title first, once.
