@@ -1,6 +1,8 @@
-//! Extraction speed: spider's rules (with its fallbacks) vs `dom_smoothie`
-//! (Readability) on the dev corpus's test pages, single thread, side by side
-//! in one process, plus the parse alone (html5ever via scraper) as the floor.
+//! Extraction speed: spider's rules (streaming where they allow it, the
+//! tree path and its fallbacks elsewhere) vs `dom_smoothie` (Readability)
+//! on the dev corpus's test pages, single thread, side by side in one
+//! process; plus spider's tree path alone, html5ever's parse alone and
+//! spider's streaming tokenizer alone as floors.
 //!
 //! ```text
 //! spider eval --corpus ../shared/datasets/sites-dev --out /tmp/evalout   # once: captures the train pages
@@ -8,10 +10,11 @@
 //! ```
 //!
 //! Rules are learned from the stored captures of each group's train pages
-//! (not timed). Each round times, page by page and alternating which goes
-//! first, parse-only, spider extract, and dom_smoothie on the same decoded
-//! text; pages/s and MB/s are over all rounds, and the median round is
-//! quoted.
+//! (not timed). First every page is extracted by both paths and the
+//! streaming results are checked against the tree path's (they must be
+//! equal). Then each round times, page by page and rotating which goes
+//! first, the parsers alone, spider, spider's tree path and dom_smoothie on
+//! the same decoded text; the median round (by spider's time) is quoted.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,20 +22,12 @@ use std::time::{Duration, Instant};
 
 use spider::capture::decode_html;
 use spider::eval::read_manifest;
-use spider::extract::Page;
+use spider::extract::{Extractor, Page, tokens_only};
 use spider::learn::{Learner, ValidParams};
 use spider::{Rules, Site, Store};
 
-/// spider on one page: time, and something to keep the work from being optimised away.
-fn time_ours(html: &str, rules: &Rules) -> (Duration, usize) {
-    let t = Instant::now();
-    let out = Page::parse(html).extract(rules);
-    (t.elapsed(), out.blocks.len())
-}
-
 /// dom_smoothie on one page, configured as spider's fallback uses it.
-fn time_theirs(html: &str) -> (Duration, usize) {
-    let t = Instant::now();
+fn dom_smoothie(html: &str) -> usize {
     let config = dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Formatted,
         ..Default::default()
@@ -43,7 +38,14 @@ fn time_theirs(html: &str) -> (Duration, usize) {
     {
         n = a.text_content.len();
     }
-    (t.elapsed(), n)
+    n
+}
+
+/// Times `f` on one page.
+fn timed(total: &mut Duration, sink: &mut usize, f: impl FnOnce() -> usize) {
+    let t = Instant::now();
+    *sink += f();
+    *total += t.elapsed();
 }
 
 fn main() {
@@ -70,7 +72,8 @@ fn main() {
     }
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let store = runtime.block_on(Store::open(&db)).expect("database");
-    let mut pages: Vec<(String, Rules)> = Vec::new();
+    let mut rule_sets: Vec<Rules> = Vec::new();
+    let mut pages: Vec<(String, usize, PathBuf)> = Vec::new();
     for (group, files) in &tests {
         let site = Site::new(group).expect("site");
         let mut learner = Learner::new(site.clone(), ValidParams::default());
@@ -81,55 +84,85 @@ fn main() {
             n > 0,
             "no captures of {group} in {db}: run `spider eval --out /tmp/evalout` first"
         );
-        let rules = learner.learn().expect("learn").rules;
+        rule_sets.push(learner.learn().expect("learn").rules);
         for f in files {
-            pages.push((
-                decode_html(&std::fs::read(f).expect("page"), None),
-                rules.clone(),
-            ));
+            let html = decode_html(&std::fs::read(f).expect("page"), None);
+            pages.push((html, rule_sets.len() - 1, f.clone()));
         }
     }
-    let bytes: usize = pages.iter().map(|(h, _)| h.len()).sum();
+    runtime.block_on(store.close());
+    let extractors: Vec<Extractor<'_>> = rule_sets.iter().map(Extractor::new).collect();
+    let bytes: usize = pages.iter().map(|(h, _, _)| h.len()).sum();
     println!(
-        "{} test pages, {:.1} MB of HTML, {rounds} rounds",
+        "{} test pages, {:.1} MB of HTML, {} of {} rule sets streamable, {rounds} rounds",
         pages.len(),
-        bytes as f64 / 1e6
+        bytes as f64 / 1e6,
+        extractors.iter().filter(|e| e.streams()).count(),
+        extractors.len()
     );
 
-    let mut per_round: Vec<(Duration, Duration, Duration)> = Vec::new();
+    // Both paths must agree wherever the streaming one answers: the text
+    // always; the per-rule match counts too, but for elements html5ever's
+    // adoption agency clones (empty copies of an <a> around blocks).
+    let (mut streamed, mut text_differs, mut counts_differ) = (0, 0, 0);
+    for (html, r, file) in &pages {
+        let Some(out) = extractors[*r].extract_streaming(html) else {
+            continue;
+        };
+        streamed += 1;
+        let tree = extractors[*r].extract_tree(html);
+        if (&out.title, &out.blocks, &out.fallback) != (&tree.title, &tree.blocks, &tree.fallback) {
+            text_differs += 1;
+            println!("  text differs from the tree path: {}", file.display());
+        } else if out.matched != tree.matched {
+            counts_differ += 1;
+            println!(
+                "  match counts differ from the tree path: {}",
+                file.display()
+            );
+        }
+    }
+    println!(
+        "streaming path taken on {streamed} of {} pages; text differs from the tree path on {text_differs}, match counts on {counts_differ}\n",
+        pages.len()
+    );
+
+    const NAMES: [&str; 5] = [
+        "parse only: html5ever (scraper)",
+        "tokenize only: spider's streaming tokenizer",
+        "**spider extract** (streaming + tree path + fallbacks)",
+        "spider, tree path only (html5ever + fallbacks)",
+        "dom_smoothie",
+    ];
+    let mut per_round: Vec<[Duration; 5]> = Vec::new();
     let mut sink = 0usize;
     for round in 0..rounds {
-        let (mut parse, mut ours, mut theirs) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-        for (i, (html, rules)) in pages.iter().enumerate() {
-            let spider_first = (i + round) % 2 == 0;
-            let (a, b) = if spider_first {
-                let a = time_ours(html, rules);
-                (a, time_theirs(html))
-            } else {
-                let b = time_theirs(html);
-                (time_ours(html, rules), b)
-            };
-            ours += a.0;
-            theirs += b.0;
-            sink += a.1 + b.1;
-            let t = Instant::now();
-            let page = Page::parse(html);
-            parse += t.elapsed();
-            sink += page.root().children().count();
+        let mut t = [Duration::ZERO; 5];
+        for (i, (html, r, _)) in pages.iter().enumerate() {
+            let x = &extractors[*r];
+            for k in 0..5 {
+                let which = (i + round + k) % 5;
+                let total = &mut t[which];
+                match which {
+                    0 => timed(total, &mut sink, || {
+                        Page::parse(html).root().children().count()
+                    }),
+                    1 => timed(total, &mut sink, || tokens_only(html)),
+                    2 => timed(total, &mut sink, || x.extract(html).blocks.len()),
+                    3 => timed(total, &mut sink, || x.extract_tree(html).blocks.len()),
+                    _ => timed(total, &mut sink, || dom_smoothie(html)),
+                }
+            }
         }
-        per_round.push((parse, ours, theirs));
+        per_round.push(t);
     }
-    per_round.sort_by_key(|r| r.1);
-    let (parse, ours, theirs) = per_round[per_round.len() / 2];
+    per_round.sort_by_key(|t| t[2]);
+    let median = per_round[per_round.len() / 2];
     let rate = |d: Duration| pages.len() as f64 / d.as_secs_f64();
     let mbs = |d: Duration| bytes as f64 / 1e6 / d.as_secs_f64();
     println!("| | pages/s | MB/s | ms per page |");
     println!("|---|---:|---:|---:|");
-    for (name, d) in [
-        ("parse only (scraper/html5ever)", parse),
-        ("spider extract (rules + fallbacks)", ours),
-        ("dom_smoothie", theirs),
-    ] {
+    for (name, d) in NAMES.iter().zip(median) {
         println!(
             "| {name} | {:.0} | {:.1} | {:.2} |",
             rate(d),
@@ -138,8 +171,8 @@ fn main() {
         );
     }
     println!(
-        "\nspider / dom_smoothie pages/s: {:.2}× (median round); checksum {sink}",
-        rate(ours) / rate(theirs)
+        "\nspider / dom_smoothie pages/s: {:.2}× (median round); tree path / dom_smoothie: {:.2}×; checksum {sink}",
+        rate(median[2]) / rate(median[4]),
+        rate(median[3]) / rate(median[4]),
     );
-    runtime.block_on(store.close());
 }

@@ -432,6 +432,33 @@ fn learn_rules_and_explain() {
             .iter()
             .any(|m| m["kind"] == "content" && m["count"].as_u64() > Some(0))
     );
+    // A URL is fetched (no browser) and extracted the same way; a failed
+    // fetch is a clear error.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(crate::util::FixtureServer::start());
+    let url = server.url("/site/news-site/ferry-strike.html");
+    let out = spider(&db, &["extract", "--rules", &rules_arg, "--json", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(record["site"], "harbour.test");
+    let fetched = record["text"].as_str().unwrap();
+    assert!(
+        fetched.starts_with("Island ferry crews vote to strike over winter rota\n\n")
+            && fetched.contains("Crews on the Holm Island ferry have voted")
+            && !fetched.contains("Share this story"),
+        "{fetched}"
+    );
+    assert_eq!(record["url"], "https://harbour.test/news/ferry-strike");
+    let missing = server.url("/missing.html");
+    let out = spider(&db, &["extract", "--rules", &rules_arg, &missing]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("the server answered 404"),
+        "{}",
+        stderr(&out)
+    );
+    drop(server);
+
     // A page that names no site needs --site.
     let unknown = fixtures().join("pages/tricky.html").display().to_string();
     let out = spider(&db, &["extract", "--rules", &rules_arg, &unknown]);

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::capture::{CaptureOptions, Capturer, Target, chromium, decode_html};
 use crate::eval::{Entry, read_manifest, sequence_ratio, sequence_words, token_prf};
-use crate::extract::Page;
+use crate::extract::{Extractor, Page};
 use crate::learn::{Learner, ValidParams};
 use crate::site::Site;
 use crate::store::Store;
@@ -220,11 +220,11 @@ pub async fn eval(args: EvalArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot read {}", entry.html.display()))?;
             let (text, fallback) = match &learned {
                 Ok(l) => {
-                    let page = Page::parse(&decode_html(&bytes, None));
+                    let html = decode_html(&bytes, None);
                     let out = if args.rules_only {
-                        page.extract_with_rules(&l.rules)
+                        Page::parse(&html).extract_with_rules(&l.rules)
                     } else {
-                        page.extract(&l.rules)
+                        Extractor::new(&l.rules).extract(&html)
                     };
                     (out.text(), out.fallback)
                 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::open_store;
 use crate::capture::decode_html;
-use crate::extract::{Extraction, Page};
+use crate::extract::{Extraction, Extractor, Page};
 use crate::rules::Rules;
 use crate::site::Site;
 
@@ -29,10 +29,14 @@ pub struct ExtractArgs {
     /// One JSON object per page: {site, url, title, text, blocks, rules_version, matched, fallback}.
     #[arg(long)]
     json: bool,
-    /// HTML files, directories (their .html/.htm files), or - for standard input.
+    /// HTML files, directories (their .html/.htm files), http(s) URLs (fetched
+    /// without a browser), or - for standard input.
     #[arg(required = true)]
     pages: Vec<String>,
 }
+
+/// How long fetching one URL may take.
+const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One page's result, as `--json` prints it.
 #[derive(Serialize)]
@@ -52,12 +56,76 @@ struct PageOutput<'a> {
 struct Input {
     name: String,
     html: String,
+    /// Where it was fetched from (after redirects), for a URL.
+    fetched: Option<String>,
 }
 
-fn read_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
+/// True for an argument that is a web address rather than a file.
+fn is_url(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+/// Fetches a page: one GET, bounded in time and size, decoded with the
+/// charset the server declares (else as files are).
+async fn fetch(client: &reqwest::Client, address: &str) -> anyhow::Result<Input> {
+    let url = url::Url::parse(address).with_context(|| format!("{address}: not a valid URL"))?;
+    let mut response = client
+        .get(url)
+        .send()
+        .await
+        .with_context(|| format!("cannot fetch {address}"))?;
+    let status = response.status();
+    if !status.is_success() {
+        bail!("cannot fetch {address}: the server answered {status}");
+    }
+    let final_url = response.url().to_string();
+    let charset = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.split(';')
+                .filter_map(|p| p.trim().strip_prefix("charset="))
+                .next()
+                .map(|c| c.trim_matches('"').to_string())
+        });
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .with_context(|| format!("cannot fetch {address}"))?
+    {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() as u64 > MAX_PAGE_BYTES {
+            bail!("{address} is larger than {MAX_PAGE_BYTES} bytes");
+        }
+    }
+    Ok(Input {
+        name: address.to_string(),
+        html: decode_html(&bytes, charset.as_deref()),
+        fetched: Some(final_url),
+    })
+}
+
+async fn read_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut inputs = Vec::new();
+    let mut client = None;
     for arg in args {
+        if is_url(arg) {
+            if client.is_none() {
+                client = Some(
+                    reqwest::Client::builder()
+                        .timeout(FETCH_TIMEOUT)
+                        .user_agent(concat!("spider/", env!("CARGO_PKG_VERSION")))
+                        .build()
+                        .context("cannot start an HTTP client")?,
+                );
+            }
+            inputs.push(fetch(client.as_ref().expect("just set"), arg).await?);
+            continue;
+        }
         if arg == "-" {
             let mut bytes = Vec::new();
             std::io::stdin()
@@ -70,6 +138,7 @@ fn read_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
             inputs.push(Input {
                 name: "-".into(),
                 html: decode_html(&bytes, None),
+                fetched: None,
             });
             continue;
         }
@@ -102,6 +171,7 @@ fn read_inputs(args: &[String]) -> anyhow::Result<Vec<Input>> {
         inputs.push(Input {
             name: file.display().to_string(),
             html: decode_html(&bytes, None),
+            fetched: None,
         });
     }
     Ok(inputs)
@@ -125,8 +195,16 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     })
 }
 
-/// The page's own URL: `<link rel=canonical>`, else `og:url`.
-fn page_url(page: &Page) -> Option<String> {
+/// The page's own URL: `<link rel=canonical>`, else `og:url`. Only the
+/// part before `<body` is parsed: both live in the head, and parsing the
+/// whole page would cost more than extracting it.
+fn page_url(html: &str) -> Option<String> {
+    let head_end = [&b"<body"[..], b"<BODY"]
+        .iter()
+        .filter_map(|tag| memchr::memmem::find(html.as_bytes(), tag))
+        .min()
+        .unwrap_or(html.len());
+    let page = Page::parse(&html[..head_end]);
     for css in ["link[rel=canonical]", "meta[property='og:url']"] {
         let sel = crate::rules::parse_selector(css).ok()?;
         for id in page.select(&sel) {
@@ -140,13 +218,13 @@ fn page_url(page: &Page) -> Option<String> {
 }
 
 pub async fn extract(db: &str, args: ExtractArgs) -> anyhow::Result<ExitCode> {
-    let inputs = read_inputs(&args.pages)?;
+    let inputs = read_inputs(&args.pages).await?;
     if inputs.is_empty() {
         bail!("no pages to extract");
     }
     // Parse and work out each page's site (CPU work, all cores).
     let sites: Vec<(Option<String>, Option<Site>)> = par_map(&inputs, |input| {
-        let url = page_url(&Page::parse(&input.html));
+        let url = page_url(&input.html).or_else(|| input.fetched.clone());
         let site = args.site.clone().or_else(|| {
             url.as_deref()
                 .and_then(|u| url::Url::parse(u).ok())
@@ -181,11 +259,13 @@ pub async fn extract(db: &str, args: ExtractArgs) -> anyhow::Result<ExitCode> {
         store.close().await;
     }
 
+    let extractors: HashMap<&Site, Extractor<'_>> =
+        rules.iter().map(|(s, r)| (s, Extractor::new(r))).collect();
     let pages: Vec<(&Input, &Option<Site>)> =
         inputs.iter().zip(sites.iter().map(|(_, s)| s)).collect();
     let results: Vec<Result<Extraction, String>> = par_map(&pages, |(input, site)| {
-        match site.as_ref().and_then(|s| rules.get(s)) {
-            Some(r) => Ok(Page::parse(&input.html).extract(r)),
+        match site.as_ref().and_then(|s| extractors.get(s)) {
+            Some(x) => Ok(x.extract(&input.html)),
             None => Err(format!(
                 "{}: no site (no canonical link or og:url in the page): give --site",
                 input.name
