@@ -14,6 +14,10 @@
 
 use std::borrow::Cow;
 
+use memchr::memchr;
+
+use super::stream::decode_entities as value;
+
 /// One token.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Token<'a> {
@@ -72,14 +76,6 @@ fn lower(s: &str) -> Cow<'_, str> {
         Cow::Owned(s.to_ascii_lowercase())
     } else {
         Cow::Borrowed(s)
-    }
-}
-
-/// An attribute value with its character references decoded.
-fn value(s: &str) -> Cow<'_, str> {
-    match super::stream::decode_entities(s) {
-        Cow::Borrowed(_) => Cow::Borrowed(s),
-        Cow::Owned(o) => Cow::Owned(o),
     }
 }
 
@@ -386,10 +382,6 @@ fn end_tag_at(text: &str, name: &str) -> usize {
         from = at + 1;
     }
     bytes.len()
-}
-
-fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
-    memchr::memchr(byte, haystack)
 }
 
 #[cfg(test)]

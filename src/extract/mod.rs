@@ -63,6 +63,18 @@ pub struct RuleMatch {
 }
 
 impl Extraction {
+    /// The rules' extraction, title first.
+    fn of_rules(title: Option<String>, blocks: Vec<String>, matched: Vec<RuleMatch>) -> Extraction {
+        let mut out = Extraction {
+            title,
+            blocks,
+            matched,
+            fallback: None,
+        };
+        put_title_first(&mut out);
+        out
+    }
+
     /// The main text: blocks separated by blank lines.
     pub fn text(&self) -> String {
         self.blocks.join("\n\n")
@@ -427,15 +439,8 @@ impl Page {
             }
             blocks.push(text);
         }
-        let mut extraction = Extraction {
-            title,
-            blocks,
-            matched,
-            fallback: None,
-        };
-        put_title_first(&mut extraction);
         Applied {
-            extraction,
+            extraction: Extraction::of_rules(title, blocks, matched),
             container: match scopes[..] {
                 [root] => Some(root),
                 _ => None,
@@ -489,7 +494,7 @@ struct BlockCollector {
 
 impl BlockCollector {
     fn flush(&mut self) {
-        let text = self.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = normalize_space(&self.text);
         if !text.is_empty() {
             self.blocks.push((text, self.link_chars));
         }
@@ -626,8 +631,20 @@ struct Applied {
     excluded: HashSet<NodeId>,
 }
 
+/// Whitespace runs to one space, trimmed.
+pub(crate) fn normalize_space(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
 /// Puts the title first, once.
-pub(crate) fn put_title_first(out: &mut Extraction) {
+fn put_title_first(out: &mut Extraction) {
     if let Some(title) = &out.title
         && out.blocks.first() != Some(title)
     {
@@ -654,7 +671,7 @@ fn readability(html: &str) -> Option<Vec<String>> {
     let blocks: Vec<String> = article
         .text_content
         .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(normalize_space)
         .filter(|l| !l.is_empty())
         .collect();
     (!blocks.is_empty()).then_some(blocks)

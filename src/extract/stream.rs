@@ -31,7 +31,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::lexer::{Lexer, Tag, Token};
-use super::{Extraction, INLINE_TAGS, RuleMatch, SKIPPED_TAGS, hides, put_title_first};
+use super::{Extraction, INLINE_TAGS, RuleMatch, SKIPPED_TAGS, hides, normalize_space};
 use crate::rules::{Rules, normalize_text};
 
 /// One compound selector: `tag`, `.class`, `#id` or a combination.
@@ -450,6 +450,11 @@ const BUTTON_SCOPE: &[&str] = &[
     "applet", "caption", "html", "table", "td", "th", "marquee", "object", "template", "button",
 ];
 
+/// Elements that bound list item scope.
+const LIST_ITEM_SCOPE: &[&str] = &[
+    "applet", "caption", "html", "table", "td", "th", "marquee", "object", "template", "ol", "ul",
+];
+
 /// Elements that bound table scope.
 const TABLE_SCOPE: &[&str] = &["html", "table", "template"];
 
@@ -683,7 +688,7 @@ impl<'r, 'a> Walk<'r, 'a> {
                 });
                 None
             }
-            "li" => self.in_scope(&["li"], &[SCOPE, &["ol", "ul"]].concat()),
+            "li" => self.in_scope(&["li"], LIST_ITEM_SCOPE),
             "dd" | "dt" => self.in_scope(&[name], SCOPE),
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 self.in_scope(&["h1", "h2", "h3", "h4", "h5", "h6"], SCOPE)
@@ -867,11 +872,10 @@ impl<'r, 'a> Walk<'r, 'a> {
             .container
             .as_ref()
             .is_some_and(|(sel, _)| sel.matches(&self.stack));
-        let title = !self.title_done
-            && rules
-                .title
-                .as_ref()
-                .is_some_and(|(sel, _)| sel.matches(&self.stack));
+        let is_title = rules
+            .title
+            .as_ref()
+            .is_some_and(|(sel, _)| sel.matches(&self.stack));
         let entry = self.stack.last_mut().expect("just pushed");
         if excluded {
             entry.excluded_at = Some(depth);
@@ -897,22 +901,16 @@ impl<'r, 'a> Walk<'r, 'a> {
                 text: String::new(),
             });
         }
-        if title {
-            self.title_done = true;
+        if is_title {
             self.title_count += 1;
-            // A headline under a hidden element is no headline.
-            if parent_suppressed.is_none() {
+            // The first match is the headline, unless under a hidden element.
+            if !self.title_done && parent_suppressed.is_none() {
                 self.title = Some(Collector {
                     depth,
                     text: String::new(),
                 });
             }
-        } else if rules
-            .title
-            .as_ref()
-            .is_some_and(|(sel, _)| self.title_done && sel.matches(&self.stack))
-        {
-            self.title_count += 1;
+            self.title_done = true;
         }
         if is_container {
             self.container_count += 1;
@@ -981,15 +979,8 @@ impl<'r, 'a> Walk<'r, 'a> {
             .title_text
             .map(|raw| normalize_space(&decode_entities(&raw)))
             .filter(|t| !t.is_empty());
-        let mut extraction = Extraction {
-            title,
-            blocks,
-            matched,
-            fallback: None,
-        };
-        put_title_first(&mut extraction);
         Streamed {
-            extraction,
+            extraction: Extraction::of_rules(title, blocks, matched),
             containers: self.container_count,
             container_text: self
                 .container_text
@@ -1004,18 +995,6 @@ fn rule_match(kind: &'static str, selector: &str, count: usize) -> RuleMatch {
         selector: selector.to_string(),
         count,
     }
-}
-
-/// Whitespace runs to one space, trimmed.
-fn normalize_space(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
 }
 
 /// Decodes character references in text content as the HTML tokenizer
