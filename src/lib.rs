@@ -16,6 +16,7 @@
 //! - [`extract`]: apply rules to a page's HTML, without a browser.
 //! - [`eval`]: corpora and token F1.
 //! - [`store`]: SQLite or PostgreSQL through sqlx; all SQL lives there.
+//! - [`serve`]: the HTTP API, the bookmarklet and the learn workers.
 //! - [`cli`]: the `spider` command line.
 //!
 //! # Example
@@ -47,6 +48,7 @@ pub mod eval;
 pub mod extract;
 pub mod learn;
 pub mod rules;
+pub mod serve;
 pub mod site;
 pub mod store;
 #[cfg(test)]

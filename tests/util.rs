@@ -259,3 +259,97 @@ pub fn dev_pages(step: usize) -> Vec<PathBuf> {
         .map(|l| dir.join(l.split('\t').nth(html).unwrap()))
         .collect()
 }
+
+/// Runs the `spider` binary to completion with `args` (stdin closed).
+pub async fn spider(args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_spider"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("run the spider binary")
+}
+
+/// Makes an upload token in database `db` with `spider token create`.
+pub async fn create_token(db: &str, name: &str) -> String {
+    let out = spider(&["--db", db, "token", "create", name]).await;
+    assert!(
+        out.status.success(),
+        "spider token create failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(
+        token.starts_with("spt_"),
+        "spider token create printed {token:?}"
+    );
+    token
+}
+
+/// A `spider` process that runs until dropped (killed then): `spider serve`
+/// or `spider worker`. For `serve`, [`SpiderProcess::origin`] is the address
+/// it printed on its first line.
+pub struct SpiderProcess {
+    child: tokio::process::Child,
+    /// `http://127.0.0.1:PORT` for a server; empty for a worker.
+    pub origin: String,
+}
+
+impl SpiderProcess {
+    /// `spider --db DB serve --listen 127.0.0.1:0 ARGS...`, once listening.
+    pub async fn serve(db: &str, args: &[&str]) -> SpiderProcess {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_spider"))
+            .args(["--db", db, "serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start spider serve");
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("spider serve printed nothing for 30 s")
+            .expect("read spider serve's stdout")
+            .expect("spider serve exited before listening");
+        let origin = first
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from spider serve: {first:?}"))
+            .to_string();
+        // Keep draining stdout so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        SpiderProcess { child, origin }
+    }
+
+    /// `spider --db DB worker ARGS...`, running.
+    pub fn worker(db: &str, args: &[&str]) -> SpiderProcess {
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_spider"))
+            .args(["--db", db, "worker"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start spider worker");
+        SpiderProcess {
+            child,
+            origin: String::new(),
+        }
+    }
+
+    /// `origin` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.origin)
+    }
+
+    /// Kills the process at once (SIGKILL: no chance to clean up) and reaps it.
+    pub async fn kill(mut self) {
+        self.child.kill().await.expect("kill the spider process");
+    }
+}
+
+impl Drop for SpiderProcess {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::open_store;
 use crate::capture::decode_html;
-use crate::extract::{Extraction, Extractor, Page};
+use crate::extract::{Extraction, Extractor, page_url};
 use crate::rules::Rules;
 use crate::site::Site;
 
@@ -193,28 +193,6 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
             .flat_map(|h| h.join().expect("an extraction thread panicked"))
             .collect()
     })
-}
-
-/// The page's own URL: `<link rel=canonical>`, else `og:url`. Only the
-/// part before `<body` is parsed: both live in the head, and parsing the
-/// whole page would cost more than extracting it.
-fn page_url(html: &str) -> Option<String> {
-    let head_end = [&b"<body"[..], b"<BODY"]
-        .iter()
-        .filter_map(|tag| memchr::memmem::find(html.as_bytes(), tag))
-        .min()
-        .unwrap_or(html.len());
-    let page = Page::parse(&html[..head_end]);
-    for css in ["link[rel=canonical]", "meta[property='og:url']"] {
-        let sel = crate::rules::parse_selector(css).ok()?;
-        for id in page.select(&sel) {
-            let e = page.element(id)?;
-            if let Some(v) = e.value().attr("href").or_else(|| e.value().attr("content")) {
-                return Some(v.trim().to_string());
-            }
-        }
-    }
-    None
 }
 
 pub async fn extract(db: &str, args: ExtractArgs) -> anyhow::Result<ExitCode> {

@@ -11,8 +11,9 @@ use clap::{Args, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Cli, Command, capture, format_time, open_store};
-use crate::learn::{ClusterReport, Clusterer, Learned, Learner, Params, Report};
+use crate::learn::{ClusterReport, Clusterer, Learned, Params, Report};
 use crate::rules::Rules;
+use crate::serve::worker::learner_from_store;
 use crate::site::Site;
 use crate::store::Store;
 
@@ -86,7 +87,6 @@ fn spinner(message: &str) -> Option<ProgressBar> {
 
 /// Reads the site's captures into a learner and learns (not stored).
 async fn learn_from_store(store: &Store, site: &Site, params: Params) -> anyhow::Result<Learned> {
-    let params = params.check()?;
     let total = store.pages(site).await?.len();
     if total == 0 {
         bail!("no captures of site {site}: `spider capture --site {site} PAGES...` stores some");
@@ -105,25 +105,14 @@ async fn learn_from_store(store: &Store, site: &Site, params: Params) -> anyhow:
         eprintln!("reading {total} captures of {site}");
         None
     };
-    let mut learner = Learner::new(site.clone(), params);
-    let mut error = None;
-    store
-        .for_each_capture(site, |capture| {
-            if let Some(bar) = &bar {
-                bar.inc(1);
-            }
-            if error.is_none()
-                && let Err(e) = learner.add(capture)
-            {
-                error = Some(e);
-            }
-        })
-        .await?;
+    let learner = learner_from_store(store, site, params, |_| {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    })
+    .await?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
-    }
-    if let Some(e) = error {
-        return Err(e.into());
     }
     let spin = spinner("clustering, scoring, testing selectors");
     let learned = tokio::task::spawn_blocking(move || learner.learn()).await??;

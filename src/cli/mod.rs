@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 mod eval;
 mod extract;
 mod learn;
+mod serve;
 
 use crate::capture::{self, CaptureOptions, Capturer, Target, Viewport, chromium};
 use crate::site::Site;
@@ -71,6 +72,15 @@ pub(super) enum Command {
     Extract(extract::ExtractArgs),
     /// Capture, learn and extract a whole corpus (sites-dev layout) and score it against its gold texts.
     Eval(eval::EvalArgs),
+    /// Run the HTTP API and bookmarklet server, with learn workers.
+    Serve(serve::ServeArgs),
+    /// Learn queued sites (as `spider serve` does), alone; several may share one database.
+    Worker(serve::WorkerCommand),
+    /// Manage upload tokens.
+    #[command(subcommand)]
+    Token(serve::TokenCommand),
+    /// Ask a running server whether it and its database are healthy (exit 0 if so).
+    Healthcheck(serve::HealthcheckArgs),
 }
 
 #[derive(Debug, Args)]
@@ -157,6 +167,10 @@ pub fn run<I: IntoIterator<Item = OsString>>(args: I) -> anyhow::Result<ExitCode
             Command::Explain(args) => learn::explain(&cli.db, args).await,
             Command::Extract(args) => extract::extract(&cli.db, args).await,
             Command::Eval(args) => eval::eval(args).await,
+            Command::Serve(args) => serve::serve(&cli.db, args).await,
+            Command::Worker(args) => serve::worker(&cli.db, args).await,
+            Command::Token(command) => serve::token(&cli.db, command).await,
+            Command::Healthcheck(args) => serve::healthcheck(args).await,
         }
     })
 }

@@ -677,6 +677,28 @@ fn readability(html: &str) -> Option<Vec<String>> {
     (!blocks.is_empty()).then_some(blocks)
 }
 
+/// The page's own URL: `<link rel=canonical>`, else `og:url`. Only the
+/// part before `<body` is parsed: both live in the head, and parsing the
+/// whole page would cost more than extracting it.
+pub fn page_url(html: &str) -> Option<String> {
+    let head_end = [&b"<body"[..], b"<BODY"]
+        .iter()
+        .filter_map(|tag| memchr::memmem::find(html.as_bytes(), tag))
+        .min()
+        .unwrap_or(html.len());
+    let page = Page::parse(&html[..head_end]);
+    for css in ["link[rel=canonical]", "meta[property='og:url']"] {
+        let sel = parse_selector(css).ok()?;
+        for id in page.select(&sel) {
+            let e = page.element(id)?;
+            if let Some(v) = e.value().attr("href").or_else(|| e.value().attr("content")) {
+                return Some(v.trim().to_string());
+            }
+        }
+    }
+    None
+}
+
 /// Applies `rules` to a page's HTML text (see [`Extractor`]).
 pub fn extract(html: &str, rules: &Rules) -> Extraction {
     Extractor::new(rules).extract(html)

@@ -65,8 +65,83 @@ macro_rules! site_id {
     }};
 }
 
+/// Inserts (or replaces) a capture inside a transaction; evaluates to
+/// `(site_id, Stored)`. The first statement writes, so on SQLite the
+/// transaction holds the write lock from its start (a read first could not
+/// be upgraded once another writer committed).
+macro_rules! insert_capture {
+    ($tx:ident, $capture:expr, $row:expr) => {{
+        let capture: &Capture = $capture;
+        let row: &NewCapture = &$row;
+        let site_id = site_id!($tx, capture.site.as_str(), row.now);
+        let existed = sqlx::query("SELECT capture_id FROM capture WHERE site_id = $1 AND url = $2")
+            .bind(site_id)
+            .bind(&capture.url)
+            .fetch_optional(&mut *$tx)
+            .await?
+            .is_some();
+        sqlx::query(
+            "INSERT INTO capture (site_id, url, captured_at, stored_at, viewport_width, \
+             viewport_height, lang, title, agent, truncated, block_count, meta, blocks, html) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             ON CONFLICT (site_id, url) DO UPDATE SET captured_at = excluded.captured_at, \
+             stored_at = excluded.stored_at, viewport_width = excluded.viewport_width, \
+             viewport_height = excluded.viewport_height, lang = excluded.lang, \
+             title = excluded.title, agent = excluded.agent, truncated = excluded.truncated, \
+             block_count = excluded.block_count, meta = excluded.meta, \
+             blocks = excluded.blocks, html = excluded.html",
+        )
+        .bind(site_id)
+        .bind(&capture.url)
+        .bind(capture.captured_at)
+        .bind(row.now)
+        .bind(i64::from(capture.viewport.width))
+        .bind(i64::from(capture.viewport.height))
+        .bind(capture.lang.as_deref())
+        .bind(capture.title())
+        .bind(capture.agent.as_deref())
+        .bind(capture.truncated)
+        .bind(capture.blocks.len() as i64)
+        .bind(&row.meta)
+        .bind(&row.blocks)
+        .bind(&capture.html)
+        .execute(&mut *$tx)
+        .await?;
+        (
+            site_id,
+            if existed {
+                Stored::Replaced
+            } else {
+                Stored::Inserted
+            },
+        )
+    }};
+}
+
+/// A capture's JSON columns, serialised before the transaction starts so
+/// the write lock is not held while serde works.
+struct NewCapture {
+    meta: String,
+    blocks: String,
+    now: OffsetDateTime,
+}
+
+impl NewCapture {
+    fn of(capture: &Capture) -> NewCapture {
+        NewCapture {
+            meta: serde_json::to_string(&capture.meta).expect("Meta serialises"),
+            blocks: serde_json::to_string(&capture.blocks).expect("Blocks serialise"),
+            now: OffsetDateTime::now_utc(),
+        }
+    }
+}
+
+mod jobs;
 mod rules;
+mod tokens;
+pub use jobs::{Job, JobState, LearnStatus, SiteOverview, Upload};
 pub use rules::RulesVersion;
+pub use tokens::TokenInfo;
 
 /// A site and how many pages of it are stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -169,48 +244,12 @@ impl Store {
     /// Stores a capture in one transaction, replacing an earlier capture of
     /// the same site and URL.
     pub async fn put_capture(&self, capture: &Capture) -> Result<Stored, StoreError> {
-        let meta = serde_json::to_string(&capture.meta).expect("Meta serialises");
-        let blocks = serde_json::to_string(&capture.blocks).expect("Blocks serialise");
-        let now = OffsetDateTime::now_utc();
-        let title = capture.title().map(str::to_string);
+        let row = NewCapture::of(capture);
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let site_id = site_id!(tx, capture.site.as_str(), now);
-            let existed = sqlx::query("SELECT capture_id FROM capture WHERE site_id = $1 AND url = $2")
-                .bind(site_id)
-                .bind(&capture.url)
-                .fetch_optional(&mut *tx)
-                .await?
-                .is_some();
-            sqlx::query(
-                "INSERT INTO capture (site_id, url, captured_at, stored_at, viewport_width, \
-                 viewport_height, lang, title, agent, truncated, block_count, meta, blocks, html) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-                 ON CONFLICT (site_id, url) DO UPDATE SET captured_at = excluded.captured_at, \
-                 stored_at = excluded.stored_at, viewport_width = excluded.viewport_width, \
-                 viewport_height = excluded.viewport_height, lang = excluded.lang, \
-                 title = excluded.title, agent = excluded.agent, truncated = excluded.truncated, \
-                 block_count = excluded.block_count, meta = excluded.meta, \
-                 blocks = excluded.blocks, html = excluded.html",
-            )
-            .bind(site_id)
-            .bind(&capture.url)
-            .bind(capture.captured_at)
-            .bind(now)
-            .bind(i64::from(capture.viewport.width))
-            .bind(i64::from(capture.viewport.height))
-            .bind(capture.lang.as_deref())
-            .bind(title.as_deref())
-            .bind(capture.agent.as_deref())
-            .bind(capture.truncated)
-            .bind(capture.blocks.len() as i64)
-            .bind(&meta)
-            .bind(&blocks)
-            .bind(&capture.html)
-            .execute(&mut *tx)
-            .await?;
+            let (_, stored) = insert_capture!(tx, capture, row);
             tx.commit().await?;
-            Ok(if existed { Stored::Replaced } else { Stored::Inserted })
+            Ok(stored)
         })
     }
 
@@ -262,6 +301,20 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?
         });
         Ok(pages)
+    }
+
+    /// How many captures of a site are stored.
+    pub async fn page_count(&self, site: &Site) -> Result<i64, StoreError> {
+        let count = on_pool!(self, pool => {
+            sqlx::query(
+                "SELECT COUNT(*) FROM capture c JOIN site s ON s.site_id = c.site_id WHERE s.name = $1",
+            )
+            .bind(site.as_str())
+            .fetch_one(pool)
+            .await?
+            .try_get(0)?
+        });
+        Ok(count)
     }
 
     /// The full captures of a site, by URL.

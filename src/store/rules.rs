@@ -9,8 +9,48 @@ use sqlx::Row;
 use time::OffsetDateTime;
 
 use super::{Store, StoreError, site_from_db};
+
+/// Inserts `rules` as the next version of site `site_id` inside a
+/// transaction and evaluates to that version number.
+macro_rules! insert_rules {
+    ($tx:ident, $site_id:expr, $rules:expr, $report:expr) => {{
+        let rules: &Rules = $rules;
+        let latest: Option<i64> =
+            sqlx::query("SELECT MAX(version) FROM rule_set WHERE site_id = $1")
+                .bind($site_id)
+                .fetch_one(&mut *$tx)
+                .await?
+                .try_get(0)?;
+        let version = latest.unwrap_or(0) + 1;
+        // UNIQUE (site_id, version) makes a concurrent learn of the same
+        // site fail here rather than overwrite.
+        sqlx::query(
+            "INSERT INTO rule_set (site_id, version, learned_at, pages, content, exclude, \
+             template, rules, report) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind($site_id)
+        .bind(version)
+        .bind(rules.learned_at)
+        .bind(rules.pages as i64)
+        .bind(rules.content.len() as i64)
+        .bind(rules.exclude.len() as i64)
+        .bind(rules.template.len() as i64)
+        .bind(
+            Rules {
+                version,
+                ..rules.clone()
+            }
+            .to_json(),
+        )
+        .bind($report)
+        .execute(&mut *$tx)
+        .await?;
+        version
+    }};
+}
 use crate::rules::Rules;
 use crate::site::Site;
+pub(super) use insert_rules;
 
 /// One stored version, without its JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,29 +81,7 @@ impl Store {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let site_id = site_id!(tx, rules.site.as_str(), now);
-            let latest: Option<i64> = sqlx::query("SELECT MAX(version) FROM rule_set WHERE site_id = $1")
-                .bind(site_id)
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get(0)?;
-            rules.version = latest.unwrap_or(0) + 1;
-            // UNIQUE (site_id, version) makes a concurrent learn of the same
-            // site fail here rather than overwrite.
-            sqlx::query(
-                "INSERT INTO rule_set (site_id, version, learned_at, pages, content, exclude, \
-                 template, rules, report) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            )
-            .bind(site_id)
-            .bind(rules.version)
-            .bind(rules.learned_at)
-            .bind(rules.pages as i64)
-            .bind(rules.content.len() as i64)
-            .bind(rules.exclude.len() as i64)
-            .bind(rules.template.len() as i64)
-            .bind(rules.to_json())
-            .bind(report)
-            .execute(&mut *tx)
-            .await?;
+            rules.version = insert_rules!(tx, site_id, &rules, report);
             tx.commit().await?;
         });
         Ok(rules)
