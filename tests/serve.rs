@@ -531,6 +531,23 @@ async fn queue_survives_workers(db: &str) {
         retried["learn"]["attempts"], 2,
         "a retry of the killed worker's job: {retried}"
     );
+
+    // A worker asked to stop mid-job gives the job back at once.
+    assert_eq!(api.upload(upload_body(9, Some(9)).await).await.0, 201);
+    let stopped = SpiderProcess::worker(db, &["--hold-ms", "60000", "--poll-secs", "0.2"]);
+    api.wait_for("the learn to start", Duration::from_secs(30), |b| {
+        b["learn"]["state"] == "running"
+    })
+    .await;
+    let status = stopped.terminate(Duration::from_secs(10)).await;
+    assert!(
+        status.success(),
+        "the worker exits cleanly on SIGTERM: {status}"
+    );
+    let (_, released) = api.get("/api/sites/harbour.test/rules").await;
+    assert_eq!(released["learn"]["state"], "queued", "{released}");
+    assert_eq!(released["learn"]["attempts"], 0, "{released}");
+    assert_eq!(released["rules"]["version"], 3, "{released}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -342,6 +342,21 @@ impl SpiderProcess {
         format!("{}{path}", self.origin)
     }
 
+    /// Asks the process to stop (SIGTERM, as a service manager does) and
+    /// waits at most `limit` for it to exit; its exit status.
+    pub async fn terminate(mut self, limit: Duration) -> std::process::ExitStatus {
+        let pid = self.child.id().expect("the process is running");
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        tokio::time::timeout(limit, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("the process did not exit within {limit:?} of SIGTERM"))
+            .expect("wait for the process")
+    }
+
     /// Kills the process at once (SIGKILL: no chance to clean up) and reaps it.
     pub async fn kill(mut self) {
         self.child.kill().await.expect("kill the spider process");
