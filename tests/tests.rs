@@ -4,8 +4,11 @@
 
 mod util;
 
+mod bookmarklet;
 mod capture;
 mod cli;
+mod docker;
 mod eval;
 mod learn;
+mod serve;
 mod store;

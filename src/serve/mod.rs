@@ -169,6 +169,12 @@ fn router(app: App) -> Router {
             refuse_large_bodies,
         ))
         .layer(cors)
+        // A client that stops sending mid-body must not hold its
+        // connection and buffers forever.
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(app)
 }
@@ -231,6 +237,9 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+/// Longest a request may take, body included.
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Largest oversized body read to the end before the 413 is sent.
 const DRAIN_LIMIT: u64 = 64 << 20;
@@ -374,6 +383,18 @@ async fn list_sites(State(app): State<App>) -> Result<Response, ApiError> {
     Ok(Json(json!({ "sites": sites, "min_pages": app.min_pages })).into_response())
 }
 
+/// The site named in a path, with its learn status; 400 for a name that is
+/// no site, 404 for a site without pages.
+async fn known_site(app: &App, name: &str) -> Result<(Site, LearnStatus), ApiError> {
+    let site = parse_site(name)?;
+    let learn = app
+        .store
+        .learn_status(&site)
+        .await?
+        .ok_or_else(|| unknown_site(&site))?;
+    Ok((site, learn))
+}
+
 fn unknown_site(site: &Site) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -382,12 +403,7 @@ fn unknown_site(site: &Site) -> ApiError {
 }
 
 async fn show_site(State(app): State<App>, Path(site): Path<String>) -> Result<Response, ApiError> {
-    let site = parse_site(&site)?;
-    let learn = app
-        .store
-        .learn_status(&site)
-        .await?
-        .ok_or_else(|| unknown_site(&site))?;
+    let (site, learn) = known_site(&app, &site).await?;
     let captures = app.store.pages(&site).await?;
     let versions = app.store.rules_history(&site).await?;
     Ok(Json(json!({
@@ -406,12 +422,7 @@ async fn show_rules(
     State(app): State<App>,
     Path(site): Path<String>,
 ) -> Result<Response, ApiError> {
-    let site = parse_site(&site)?;
-    let learn = app
-        .store
-        .learn_status(&site)
-        .await?
-        .ok_or_else(|| unknown_site(&site))?;
+    let (site, learn) = known_site(&app, &site).await?;
     let rules = app.store.rules(&site).await?;
     let pages = app.store.page_count(&site).await?;
     Ok(Json(json!({

@@ -54,7 +54,15 @@ pub fn index(sites: &[SiteOverview], min_pages: usize) -> String {
     }
     // A JSON string is a JS string literal; `</` is escaped so the loader
     // cannot end the <script> element early.
-    let loader = serde_json::to_string(LOADER)
+    // The loader's header comment is for readers of the file, not for
+    // every bookmark.
+    let code = match LOADER.trim_start().strip_prefix("/*") {
+        Some(rest) => rest
+            .split_once("*/")
+            .map_or(LOADER, |(_, code)| code.trim_start()),
+        None => LOADER,
+    };
+    let loader = serde_json::to_string(code)
         .expect("a string serialises")
         .replace("</", "<\\/");
     format!(

@@ -174,11 +174,20 @@ macro_rules! request_learn {
     };
 }
 
+/// The claim statement up to its subquery's `LIMIT 1` (the caller adds
+/// the backend's locking clause and the closing parenthesis).
+macro_rules! claim_sql {
+    () => {
+        "UPDATE learn_job SET state = 'running', worker = $1, started_at = $2, \
+         lease_until = $3, attempts = attempts + 1, rerun = FALSE, error = NULL \
+         WHERE site_id = (SELECT site_id FROM learn_job WHERE state = 'queued' \
+         OR (state = 'running' AND lease_until < $4) ORDER BY requested_at LIMIT 1"
+    };
+}
+
 impl Store {
     /// Stores an uploaded capture and, when its site then has at least
-    /// `min_pages` pages, asks for a learn, all in one transaction. A page
-    /// stored again asks only while the site has no rules yet: the same
-    /// pages would learn the same rules.
+    /// `min_pages` pages, asks for a learn, all in one transaction.
     pub async fn put_upload(
         &self,
         capture: &Capture,
@@ -196,12 +205,20 @@ impl Store {
                 .try_get(0)?;
             let mut queued = false;
             if pages >= min_pages {
+                // A new page always counts. A page stored again counts only
+                // while the site has no rules and no learn under way: it
+                // retries a failed learn, but does not re-learn what the
+                // same pages taught.
                 let wanted = stored == Stored::Inserted
-                    || sqlx::query("SELECT 1 FROM rule_set WHERE site_id = $1 LIMIT 1")
-                        .bind(site_id)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .is_none();
+                    || sqlx::query(
+                        "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM rule_set WHERE site_id = $1) \
+                         AND NOT EXISTS (SELECT 1 FROM learn_job WHERE site_id = $1 \
+                         AND state IN ('queued', 'running'))",
+                    )
+                    .bind(site_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .is_some();
                 if wanted {
                     request_learn!(tx, site_id, row.now);
                     queued = true;
@@ -248,59 +265,35 @@ impl Store {
              worker = NULL, finished_at = $1, rerun = FALSE, \
              error = 'the workers learning this site stopped before finishing ' || attempts || ' times' \
              WHERE state = 'running' AND lease_until < $2 AND attempts >= $3";
-        let row = match self {
-            Store::Sqlite(pool) => {
-                sqlx::query(GIVE_UP)
-                    .bind(now)
-                    .bind(now_ms)
-                    .bind(max_attempts)
-                    .execute(pool)
-                    .await?;
-                sqlx::query(
-                    "UPDATE learn_job SET state = 'running', worker = $1, started_at = $2, \
-                     lease_until = $3, attempts = attempts + 1, rerun = FALSE, error = NULL \
-                     WHERE site_id = (SELECT site_id FROM learn_job WHERE state = 'queued' \
-                     OR (state = 'running' AND lease_until < $4) ORDER BY requested_at LIMIT 1) \
-                     RETURNING site_id, attempts",
-                )
-                .bind(worker)
-                .bind(now)
-                .bind(until)
-                .bind(now_ms)
-                .fetch_optional(pool)
-                .await?
-                .map(|row| -> Result<(i64, i64), sqlx::Error> {
-                    Ok((row.try_get(0)?, row.try_get(1)?))
-                })
-                .transpose()?
-            }
-            Store::Postgres(pool) => {
-                sqlx::query(GIVE_UP)
-                    .bind(now)
-                    .bind(now_ms)
-                    .bind(max_attempts)
-                    .execute(pool)
-                    .await?;
-                sqlx::query(
-                    "UPDATE learn_job SET state = 'running', worker = $1, started_at = $2, \
-                     lease_until = $3, attempts = attempts + 1, rerun = FALSE, error = NULL \
-                     WHERE site_id = (SELECT site_id FROM learn_job WHERE state = 'queued' \
-                     OR (state = 'running' AND lease_until < $4) ORDER BY requested_at LIMIT 1 \
-                     FOR UPDATE SKIP LOCKED) \
-                     RETURNING site_id, attempts",
-                )
-                .bind(worker)
-                .bind(now)
-                .bind(until)
-                .bind(now_ms)
-                .fetch_optional(pool)
-                .await?
-                .map(|row| -> Result<(i64, i64), sqlx::Error> {
-                    Ok((row.try_get(0)?, row.try_get(1)?))
-                })
-                .transpose()?
-            }
+        // One statement either way; PostgreSQL's subquery locks the row it
+        // picks and skips rows other workers are claiming.
+        let claim = match self {
+            Store::Sqlite(_) => concat!(claim_sql!(), ")", " RETURNING site_id, attempts"),
+            Store::Postgres(_) => concat!(
+                claim_sql!(),
+                " FOR UPDATE SKIP LOCKED)",
+                " RETURNING site_id, attempts"
+            ),
         };
+        let row = on_pool!(self, pool => {
+            sqlx::query(GIVE_UP)
+                .bind(now)
+                .bind(now_ms)
+                .bind(max_attempts)
+                .execute(pool)
+                .await?;
+            sqlx::query(claim)
+                .bind(worker)
+                .bind(now)
+                .bind(until)
+                .bind(now_ms)
+                .fetch_optional(pool)
+                .await?
+                .map(|row| -> Result<(i64, i64), sqlx::Error> {
+                    Ok((row.try_get(0)?, row.try_get(1)?))
+                })
+                .transpose()?
+        });
         let Some((site_id, attempts)) = row else {
             return Ok(None);
         };
