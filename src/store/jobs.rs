@@ -195,6 +195,7 @@ impl Store {
     ) -> Result<Upload, StoreError> {
         let row = NewCapture::of(capture);
         let min_pages = min_pages as i64;
+        let _writing = self.writing().await;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let (site_id, stored) = insert_capture!(tx, capture, row);
@@ -233,6 +234,7 @@ impl Store {
     /// page count. False when the site is unknown.
     pub async fn request_learn(&self, site: &Site) -> Result<bool, StoreError> {
         let now = OffsetDateTime::now_utc();
+        let _writing = self.writing().await;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let Some(row) = sqlx::query("SELECT site_id FROM site WHERE name = $1")
@@ -268,13 +270,14 @@ impl Store {
         // One statement either way; PostgreSQL's subquery locks the row it
         // picks and skips rows other workers are claiming.
         let claim = match self {
-            Store::Sqlite(_) => concat!(claim_sql!(), ")", " RETURNING site_id, attempts"),
+            Store::Sqlite(..) => concat!(claim_sql!(), ")", " RETURNING site_id, attempts"),
             Store::Postgres(_) => concat!(
                 claim_sql!(),
                 " FOR UPDATE SKIP LOCKED)",
                 " RETURNING site_id, attempts"
             ),
         };
+        let _writing = self.writing().await;
         let row = on_pool!(self, pool => {
             sqlx::query(GIVE_UP)
                 .bind(now)
@@ -316,6 +319,7 @@ impl Store {
     /// longer the worker's (its lease ran out and another worker took it).
     pub async fn renew_lease(&self, job: &Job, lease: Duration) -> Result<bool, StoreError> {
         let until = now_ms().saturating_add(lease_ms(lease));
+        let _writing = self.writing().await;
         let done = on_pool!(self, pool => {
             sqlx::query(
                 "UPDATE learn_job SET lease_until = $1 \
@@ -342,6 +346,7 @@ impl Store {
         report: &str,
     ) -> Result<Option<Rules>, StoreError> {
         let now = OffsetDateTime::now_utc();
+        let _writing = self.writing().await;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             // Written first: it takes SQLite's write lock and, on PostgreSQL,
@@ -380,6 +385,7 @@ impl Store {
     /// is no longer this worker's.
     pub async fn fail_job(&self, job: &Job, error: &str) -> Result<bool, StoreError> {
         let now = OffsetDateTime::now_utc();
+        let _writing = self.writing().await;
         let done = on_pool!(self, pool => {
             sqlx::query(
                 "UPDATE learn_job SET \
@@ -402,6 +408,7 @@ impl Store {
     /// Gives a job back unfinished (the worker is shutting down): it is
     /// queued again and this attempt does not count.
     pub async fn release_job(&self, job: &Job) -> Result<(), StoreError> {
+        let _writing = self.writing().await;
         on_pool!(self, pool => {
             sqlx::query(
                 "UPDATE learn_job SET state = 'queued', worker = NULL, lease_until = NULL, \

@@ -29,8 +29,9 @@ pub const DEFAULT_URL: &str = "sqlite://spider.db";
 /// A connection pool to one of the supported databases.
 #[derive(Debug, Clone)]
 pub enum Store {
-    /// An SQLite file (`sqlite://path`, `sqlite::memory:`).
-    Sqlite(SqlitePool),
+    /// An SQLite file (`sqlite://path`, `sqlite::memory:`), and the lock
+    /// its writers take in turn.
+    Sqlite(SqlitePool, WriteLock),
     /// A PostgreSQL server (`postgres://...`).
     Postgres(PgPool),
 }
@@ -39,7 +40,7 @@ pub enum Store {
 macro_rules! on_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match $store {
-            Store::Sqlite($pool) => $body,
+            Store::Sqlite($pool, _) => $body,
             Store::Postgres($pool) => $body,
         }
     };
@@ -178,7 +179,25 @@ pub enum Stored {
     Replaced,
 }
 
+/// SQLite's single-writer lock, taken in the process: SQLite lets one
+/// connection write at a time, and pooled connections that find the
+/// database locked sleep in its busy handler and retry, which under
+/// concurrent uploads made a tail of up to a second (BENCHMARKS.md). Writers
+/// that queue on this lock instead take turns at once. Other processes on
+/// the same file still meet the busy handler (30 s).
+#[derive(Debug, Clone, Default)]
+pub struct WriteLock(std::sync::Arc<tokio::sync::Mutex<()>>);
+
 impl Store {
+    /// Waits for the right to write, on SQLite; nothing to wait for on
+    /// PostgreSQL. Held until the guard drops, so it spans a transaction.
+    async fn writing(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self {
+            Store::Sqlite(_, lock) => Some(lock.0.lock().await),
+            Store::Postgres(_) => None,
+        }
+    }
+
     /// Opens (creating when needed) the database at `url` and migrates it.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         let shown = redact(url);
@@ -206,7 +225,7 @@ impl Store {
                     url: shown.clone(),
                     source,
                 })?;
-            Store::Sqlite(pool)
+            Store::Sqlite(pool, WriteLock::default())
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             let pool = PgPoolOptions::new()
                 .max_connections(8)
@@ -231,7 +250,7 @@ impl Store {
     /// `"sqlite"` or `"postgres"`.
     pub fn backend(&self) -> &'static str {
         match self {
-            Store::Sqlite(_) => "sqlite",
+            Store::Sqlite(..) => "sqlite",
             Store::Postgres(_) => "postgres",
         }
     }
@@ -245,6 +264,7 @@ impl Store {
     /// the same site and URL.
     pub async fn put_capture(&self, capture: &Capture) -> Result<Stored, StoreError> {
         let row = NewCapture::of(capture);
+        let _writing = self.writing().await;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let (_, stored) = insert_capture!(tx, capture, row);

@@ -78,6 +78,7 @@ impl Store {
     pub async fn put_rules(&self, rules: &Rules, report: &str) -> Result<Rules, StoreError> {
         let mut rules = rules.clone();
         let now = OffsetDateTime::now_utc();
+        let _writing = self.writing().await;
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let site_id = site_id!(tx, rules.site.as_str(), now);

@@ -21,6 +21,7 @@ impl Store {
     /// Stores a token's hash under `name`. False when the name is taken.
     pub async fn put_token(&self, name: &str, hash: &str) -> Result<bool, StoreError> {
         let now = OffsetDateTime::now_utc();
+        let _writing = self.writing().await;
         let inserted = on_pool!(self, pool => {
             sqlx::query(
                 "INSERT INTO api_token (name, hash, created_at) VALUES ($1, $2, $3) \
@@ -66,6 +67,7 @@ impl Store {
 
     /// Deletes the token named `name`. False when there is none.
     pub async fn delete_token(&self, name: &str) -> Result<bool, StoreError> {
+        let _writing = self.writing().await;
         let deleted = on_pool!(self, pool => {
             sqlx::query("DELETE FROM api_token WHERE name = $1")
                 .bind(name)
