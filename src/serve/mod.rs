@@ -258,9 +258,7 @@ async fn refuse_large_bodies(State(app): State<App>, request: Request, next: Nex
             // a client still sending when the connection closes sees a reset,
             // not the 413 (browsers and hyper alike). Beyond that, close.
             if n <= DRAIN_LIMIT {
-                use futures::StreamExt;
-                let mut chunks = request.into_body().into_data_stream();
-                while let Some(Ok(_)) = chunks.next().await {}
+                discard_body(request).await;
             }
             too_large(app.max_body_bytes).into_response()
         }
@@ -284,6 +282,28 @@ async fn authorize(app: &App, headers: &HeaderMap) -> Result<String, ApiError> {
         .token_name(&token::hash(token))
         .await?
         .ok_or_else(|| ApiError::unauthorized("unknown or revoked token"))
+}
+
+/// Reads a request's body to its end without keeping it (at most
+/// [`DRAIN_LIMIT`] bytes), so the client gets to read the answer.
+async fn discard_body(request: Request) {
+    use futures::StreamExt;
+    let mut chunks = request.into_body().into_data_stream();
+    let mut read = 0u64;
+    while let Some(Ok(chunk)) = chunks.next().await {
+        read += chunk.len() as u64;
+        if read > DRAIN_LIMIT {
+            break;
+        }
+    }
+}
+
+/// The request's body, up to the server's limit (`DefaultBodyLimit`).
+async fn read_body(app: &App, request: Request) -> Result<Bytes, ApiError> {
+    use axum::extract::FromRequest;
+    Bytes::from_request(request, app)
+        .await
+        .map_err(|e| ApiError::body(e, app.max_body_bytes))
 }
 
 fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
@@ -346,14 +366,22 @@ fn read_upload(body: &[u8]) -> Result<Capture, ApiError> {
     Ok(capture)
 }
 
-async fn post_capture(
-    State(app): State<App>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    let token = authorize(&app, &headers).await?;
-    require_json(&headers)?;
-    let body = body.map_err(|e| ApiError::body(e, app.max_body_bytes))?;
+async fn post_capture(State(app): State<App>, request: Request) -> Result<Response, ApiError> {
+    // The token is checked before the body is read: a client without one
+    // costs no buffering. Its body is still read (and dropped), or it would
+    // see the connection reset instead of the 401.
+    let checked = match authorize(&app, request.headers()).await {
+        Ok(token) => require_json(request.headers()).map(|()| token),
+        Err(e) => Err(e),
+    };
+    let token = match checked {
+        Ok(token) => token,
+        Err(e) => {
+            discard_body(request).await;
+            return Err(e);
+        }
+    };
+    let body = read_body(&app, request).await?;
     let capture = blocking(move || read_upload(&body)).await??;
     let upload = app.store.put_upload(&capture, app.min_pages).await?;
     if upload.queued {
@@ -449,13 +477,9 @@ struct ExtractRequest {
     site: Option<String>,
 }
 
-async fn post_extract(
-    State(app): State<App>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    require_json(&headers)?;
-    let body = body.map_err(|e| ApiError::body(e, app.max_body_bytes))?;
+async fn post_extract(State(app): State<App>, request: Request) -> Result<Response, ApiError> {
+    require_json(request.headers())?;
+    let body = read_body(&app, request).await?;
     let request: ExtractRequest = blocking(move || serde_json::from_slice(&body))
         .await?
         .map_err(|e| {
