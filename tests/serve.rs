@@ -601,6 +601,35 @@ async fn claims_never_share_a_site(url: &str) {
             .unwrap()
             .is_none()
     );
+
+    // A job whose workers keep dying is given up after three attempts.
+    let mut c = capture.clone();
+    c.site = Site::new("doomed.test").unwrap();
+    c.url = "https://doomed.test/1".into();
+    store.put_upload(&c, 1).await.unwrap();
+    for attempt in 1..=3 {
+        // A zero lease: the claimant is "dead" as soon as it has the job.
+        let job = store
+            .claim_job("dying", Duration::ZERO, 3)
+            .await
+            .unwrap()
+            .expect("the stale job is claimed again");
+        assert_eq!((job.site.as_str(), job.attempts), ("doomed.test", attempt));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        store
+            .claim_job("next", Duration::from_secs(60), 3)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let status = store.learn_status(&c.site).await.unwrap().unwrap();
+    assert_eq!(status.state, spider::store::JobState::Failed, "{status:?}");
+    assert!(
+        status.error.as_deref().unwrap().contains("3 times"),
+        "{status:?}"
+    );
     store.close().await;
 }
 
