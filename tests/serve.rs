@@ -10,9 +10,7 @@ use spider::capture::{Capture, Capturer, Target};
 use spider::store::Store;
 use spider::{Site, rules::normalize_text};
 
-use crate::util::{
-    FixtureServer, PgDatabase, SpiderProcess, create_token, options, spider, temp_sqlite,
-};
+use crate::util::{FixtureServer, SpiderProcess, create_token, options, spider, temp_sqlite};
 
 const PAGES: &[&str] = &[
     "tide-tables.html",
@@ -56,6 +54,27 @@ async fn upload_body(i: usize, variant: Option<usize>) -> Vec<u8> {
     // The server must not believe this: the site comes from the URL.
     capture.site = Site::new("someone-else.test").unwrap();
     serde_json::to_vec(&capture).unwrap()
+}
+
+/// `NAME_sqlite` and `NAME_postgres`: the test `NAME(db_url)` on a fresh
+/// SQLite file and on a fresh PostgreSQL database.
+macro_rules! on_both_backends {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let (_dir, db) = crate::util::temp_sqlite();
+                super::$name(&db).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let pg = crate::util::PgDatabase::create().await;
+                super::$name(&pg.url).await;
+                pg.drop_now().await;
+            }
+        }
+    };
 }
 
 struct Api {
@@ -438,18 +457,7 @@ async fn concurrent_uploads(db: &str) {
     assert_eq!(site["learn"]["state"], "done", "{site}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_uploads_sqlite() {
-    let (_dir, db) = temp_sqlite();
-    concurrent_uploads(&db).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_uploads_postgres() {
-    let pg = PgDatabase::create().await;
-    concurrent_uploads(&pg.url).await;
-    pg.drop_now().await;
-}
+on_both_backends!(concurrent_uploads);
 
 /// Pages arriving during a learn cost one follow-up learn; a worker killed
 /// mid-learn leaves the previous rules in place and its job is retried.
@@ -550,18 +558,7 @@ async fn queue_survives_workers(db: &str) {
     assert_eq!(released["rules"]["version"], 3, "{released}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn queue_survives_workers_sqlite() {
-    let (_dir, db) = temp_sqlite();
-    queue_survives_workers(&db).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn queue_survives_workers_postgres() {
-    let pg = PgDatabase::create().await;
-    queue_survives_workers(&pg.url).await;
-    pg.drop_now().await;
-}
+on_both_backends!(queue_survives_workers);
 
 /// Eight workers claiming at once from a queue of three sites: each site
 /// goes to exactly one of them.
@@ -633,15 +630,4 @@ async fn claims_never_share_a_site(url: &str) {
     store.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claims_never_share_a_site_sqlite() {
-    let (_dir, db) = temp_sqlite();
-    claims_never_share_a_site(&db).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claims_never_share_a_site_postgres() {
-    let pg = PgDatabase::create().await;
-    claims_never_share_a_site(&pg.url).await;
-    pg.drop_now().await;
-}
+on_both_backends!(claims_never_share_a_site);
