@@ -515,14 +515,76 @@
     return from === 'dom' ? ' (page source unavailable, used the DOM)' : '';
   }
 
-  function showMatched(rules, site, from) {
-    checkCurrent();
-    var n = highlight(rules);
-    show('matched', 'spider: ' + n + ' block' + (n === 1 ? '' : 's') + ' matched (rules v' +
-      rules.version + ' of ' + (rules.site || site) + ')' + sourceNote(from));
+  /* POST /api/extract: what the server's extractor takes from this page's
+   * source with the site's rules, fallbacks included. */
+  async function extractOnServer(html) {
+    var resp;
+    try {
+      resp = await F.fetch(server + '/api/extract', {
+        method: 'POST', mode: 'cors', credentials: 'omit', cache: 'no-store',
+        headers: { 'Content-Type': 'application/json' },
+        body: capturer.toJson({ html: html, url: pageUrl() })
+      });
+    } catch (e) {
+      throw new Error(await networkError(e, 'asking'));
+    }
+    var body = parseJson(await resp.text());
+    if (!resp.ok || !body || typeof body !== 'object') {
+      throw new Error('spider: the server could not extract this page (' + resp.status + '): ' +
+        serverMessage(body, resp.status));
+    }
+    return body;
   }
 
-  async function waitForRules(site, pages, from) {
+  /* Marks the outermost visible elements whose text is one of `blocks`
+   * (each block once, in document order); returns how many. */
+  function markBlocks(blocks) {
+    clearMarks();
+    var wanted = new F.Set();
+    for (var i = 0; i < blocks.length; i++) wanted.add(normaliseText(blocks[i]));
+    var none = new F.Set();
+    var count = 0;
+    var all = doc.body ? doc.body.getElementsByTagName('*') : [];
+    for (i = 0; i < all.length && wanted.size > 0; i++) {
+      var el = all[i];
+      var skip = suppressed(el);
+      for (var a = el.parentElement; a && !skip; a = a.parentElement) {
+        skip = a.hasAttribute('data-spider') || suppressed(a);
+      }
+      if (skip) continue;
+      var text = normaliseText(textOf(el, none));
+      if (text !== '' && wanted.has(text)) {
+        wanted.delete(text);
+        mark(el, 'content');
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /* Outlines what the rules select. Where they select nothing (a layout the
+   * training pages did not show), the server's extractor falls back to the
+   * container's text or Readability: the blocks it finds are outlined
+   * instead, and the badge says so. */
+  async function showMatched(rules, site, source) {
+    checkCurrent();
+    var n = highlight(rules);
+    var of = ' (rules v' + rules.version + ' of ' + (rules.site || site) + ')';
+    if (n > 0) {
+      show('matched', 'spider: ' + n + ' block' + (n === 1 ? '' : 's') + ' matched' + of +
+        sourceNote(source.from));
+      return;
+    }
+    show('matched', 'spider: the rules select nothing here' + of + '; asking the server…');
+    var extracted = await extractOnServer(source.html);
+    checkCurrent();
+    var m = markBlocks(extracted.blocks || []);
+    show('matched', 'spider: the rules select nothing here' + of + '; ' + m + ' block' +
+      (m === 1 ? '' : 's') + ' matched by the fallback' +
+      (extracted.fallback ? ' (' + extracted.fallback + ')' : '') + sourceNote(source.from));
+  }
+
+  async function waitForRules(site, pages, source) {
     var started = new F.Date().getTime();
     var failures = 0;
     var settled = 0;
@@ -541,7 +603,7 @@
       }
       checkCurrent();
       if (body.rules) {
-        showMatched(body.rules, site, from);
+        await showMatched(body.rules, site, source);
         return;
       }
       var learn = body.learn || {};
@@ -625,10 +687,10 @@
     var learn = answer.learn || {};
     var note = sourceNote(source.from);
     if (answer.rules) {
-      showMatched(answer.rules, site, source.from);
+      await showMatched(answer.rules, site, source);
     } else if (learn.state === 'queued' || learn.state === 'running') {
       show('learning', 'spider: uploaded; learning ' + site + ' from ' + pages + ' pages…' + note);
-      await waitForRules(site, pages, source.from);
+      await waitForRules(site, pages, source);
     } else if (learn.state === 'failed') {
       throw new Error('spider: uploaded, but learning ' + site + ' failed: ' +
         (learn.error || 'no reason given'));

@@ -629,3 +629,77 @@ async fn bookmarklet_reports_a_refused_token() {
     assert_eq!(server.stored_urls().await, Vec::<String>::new());
     chrome.close().await;
 }
+
+/// Three training pages of two layouts teach a selector for one of them
+/// only; on a page of the other the rules select nothing, and the badge
+/// outlines what the server's extractor (with its fallback) takes instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bookmarklet_falls_back_where_the_rules_select_nothing() {
+    let fixture = FixtureServer::start().await;
+    let server = SpiderServer::start().await;
+    let chrome = Chrome::launch().await;
+    let code = bookmarklet_code(&chrome, &server, &server.token).await;
+    for page in ["ferry-strike.html", "market-hall.html", "storm-damage.html"] {
+        chrome.goto(&news_page(&fixture, page)).await;
+        chrome.run(&code).await;
+    }
+    let (state, text, seen) = chrome
+        .wait_badge(Duration::from_secs(150), |s| s != "learning")
+        .await;
+    assert_eq!(state, "matched", "{text} (states seen: {seen:?})");
+
+    chrome
+        .goto(&news_page(&fixture, "lighthouse-sale.html"))
+        .await;
+    chrome.start(&code).await;
+    // Until the server's answer comes, the badge says it is asking.
+    let started = Instant::now();
+    let (state, text) = loop {
+        if let Some((state, text)) = chrome.badge().await {
+            let settled =
+                state == "error" || (state == "matched" && !text.contains("asking the server"));
+            if settled {
+                break (state, text);
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "badge still {state:?}: {text}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(state, "matched", "{text}");
+    assert!(
+        text.contains("the rules select nothing here") && text.contains("by the fallback"),
+        "{text}"
+    );
+    let marked = text
+        .split("; ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no block count in {text:?}"));
+    let dom = chrome
+        .eval(
+            "(function () {
+               var paragraphs = document.querySelectorAll('.story-body p[data-expect=content]');
+               var found = 0;
+               for (var i = 0; i < paragraphs.length; i++) {
+                 if (paragraphs[i].closest('[data-spider=content]')) found++;
+               }
+               return [found, paragraphs.length, document.querySelectorAll('[data-spider=content]').length];
+             })()",
+        )
+        .await;
+    let (found, paragraphs, marks) = (
+        dom[0].as_u64().unwrap(),
+        dom[1].as_u64().unwrap(),
+        dom[2].as_u64().unwrap(),
+    );
+    assert_eq!(marks as usize, marked, "{text}");
+    assert!(
+        paragraphs > 0 && found == paragraphs,
+        "{found} of {paragraphs} article paragraphs outlined: {text}"
+    );
+    chrome.close().await;
+}
