@@ -77,6 +77,20 @@ macro_rules! on_both_backends {
     };
 }
 
+/// Sends `request`: the status and the JSON body (every answer of the API is
+/// JSON, errors included).
+async fn answer(request: reqwest::RequestBuilder, method: &str, path: &str) -> (u16, Value) {
+    let response = request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{method} {path} answered {status}, not JSON ({e}): {text}"));
+    (status, body)
+}
+
 struct Api {
     client: reqwest::Client,
     origin: String,
@@ -93,17 +107,8 @@ impl Api {
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.origin))
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        let body = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("GET {path} answered {status}, not JSON ({e}): {text}"));
-        (status, body)
+        let request = self.client.get(format!("{}{path}", self.origin));
+        answer(request, "GET", path).await
     }
 
     async fn post(
@@ -121,15 +126,7 @@ impl Api {
         if let Some(token) = token {
             request = request.header("authorization", format!("Bearer {token}"));
         }
-        let response = request
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        let body = serde_json::from_str(&text)
-            .unwrap_or_else(|e| panic!("POST {path} answered {status}, not JSON ({e}): {text}"));
-        (status, body)
+        answer(request, "POST", path).await
     }
 
     async fn upload(&self, body: Vec<u8>) -> (u16, Value) {
