@@ -105,7 +105,7 @@ async fn learn_from_store(store: &Store, site: &Site, params: Params) -> anyhow:
         eprintln!("reading {total} captures of {site}");
         None
     };
-    let learner = learner_from_store(store, site, params, |_| {
+    let learner = learner_from_store(store, site, params, || {
         if let Some(bar) = &bar {
             bar.inc(1);
         }

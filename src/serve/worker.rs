@@ -172,17 +172,17 @@ async fn run_job(
 }
 
 async fn learn_job(store: &Store, site: &Site, params: Params) -> anyhow::Result<Learned> {
-    let learner = learner_from_store(store, site, params, |_| {}).await?;
+    let learner = learner_from_store(store, site, params, || {}).await?;
     Ok(tokio::task::spawn_blocking(move || learner.learn()).await??)
 }
 
 /// A learner fed with every stored capture of `site`, read one row at a
-/// time; `on_page` is called with the count so far (progress).
+/// time; `on_page` is called after each (progress).
 pub async fn learner_from_store(
     store: &Store,
     site: &Site,
     params: Params,
-    mut on_page: impl FnMut(usize),
+    mut on_page: impl FnMut(),
 ) -> anyhow::Result<Learner> {
     let params = params.check()?;
     let mut learner = Learner::new(site.clone(), params);
@@ -191,7 +191,7 @@ pub async fn learner_from_store(
     store
         .for_each_capture(site, |capture| {
             seen += 1;
-            on_page(seen);
+            on_page();
             if error.is_none()
                 && let Err(e) = learner.add(capture)
             {
