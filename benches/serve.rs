@@ -6,6 +6,7 @@
 //! cargo bench --bench serve                                    # 2000 uploads, 20 clients, both backends
 //! cargo bench --bench serve -- --uploads 5000 --clients 50 --backend postgres
 //! SPIDER_BENCH_POSTGRES=postgres://user@host:5432 cargo bench --bench serve
+//! SPIDER_BENCH_BIN=/path/to/other/spider cargo bench --bench serve   # another build
 //! ```
 //!
 //! The real binary runs as a separate process, as in production:
@@ -45,6 +46,12 @@ const SITE_PATH: &str = "/api/sites/bench.example";
 const PLACEHOLDER: &str = "__SPIDER_BENCH_N__";
 /// Distinct article texts; uploads cycle through them.
 const VARIANTS: usize = 8;
+
+/// The binary under test: this build's, or `$SPIDER_BENCH_BIN` (to compare
+/// two builds side by side with the same bench).
+fn spider_binary() -> String {
+    std::env::var("SPIDER_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_spider").to_string())
+}
 
 // ---- synthetic captures ----
 
@@ -635,7 +642,7 @@ fn article(variant: usize) -> Capture {
 
 /// `spider --db URL ARGS`, which must succeed; its stdout.
 fn spider(db: &str, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_spider"))
+    let out = Command::new(spider_binary())
         .arg("--db")
         .arg(db)
         .args(args)
@@ -659,7 +666,7 @@ struct Server {
 
 impl Server {
     fn start(db: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_spider"))
+        let mut child = Command::new(spider_binary())
             .args([
                 "--db",
                 db,
