@@ -11,16 +11,7 @@ use spider::learn::{Params, learn_site};
 use spider::rules::normalize_text;
 use spider::{Site, extract};
 
-use crate::util::{FixtureServer, fixtures, options};
-
-const PAGES: &[&str] = &[
-    "tide-tables.html",
-    "ferry-strike.html",
-    "lighthouse-sale.html",
-    "market-hall.html",
-    "storm-damage.html",
-    "rowing-club.html",
-];
+use crate::util::{FixtureServer, NEWS_PAGES, fixtures, options};
 
 fn texts(html: &str, css: &str) -> Vec<String> {
     let doc = Html::parse_document(html);
@@ -37,7 +28,7 @@ async fn rules_select_the_article_and_none_of_the_chrome() {
     let capturer = Capturer::launch(options()).await.unwrap();
     let site = Site::new("harbour.test").unwrap();
     let mut captures = Vec::new();
-    for page in PAGES {
+    for page in NEWS_PAGES {
         let url = server.url(&format!("/site/news-site/{page}"));
         let target = spider::capture::Target::parse(&url);
         captures.push(capturer.capture(&target, Some(&site)).await.unwrap());
@@ -63,7 +54,7 @@ async fn rules_select_the_article_and_none_of_the_chrome() {
         );
     }
     let title = rules.title.as_ref().expect("a title selector");
-    assert_eq!(title.pages, PAGES.len());
+    assert_eq!(title.pages, NEWS_PAGES.len());
     assert!(rules.container.is_some(), "a container");
     assert!(
         rules
@@ -77,13 +68,13 @@ async fn rules_select_the_article_and_none_of_the_chrome() {
             .report
             .clusters
             .iter()
-            .any(|c| c.role == spider::learn::select::Role::Content && c.pages < PAGES.len()),
+            .any(|c| c.role == spider::learn::select::Role::Content && c.pages < NEWS_PAGES.len()),
         "clusters on some pages only (blockquotes, lists) are selected too"
     );
 
     // Applied to each page's source: every article part comes out, and
     // everything that comes out is article.
-    for page in PAGES {
+    for page in NEWS_PAGES {
         let html = std::fs::read_to_string(fixtures().join("news-site").join(page)).unwrap();
         let out = extract(&html, rules);
         assert!(

@@ -10,16 +10,9 @@ use spider::capture::{Capture, Capturer, Target};
 use spider::store::Store;
 use spider::{Site, rules::normalize_text};
 
-use crate::util::{FixtureServer, SpiderProcess, create_token, options, spider, temp_sqlite};
-
-const PAGES: &[&str] = &[
-    "tide-tables.html",
-    "ferry-strike.html",
-    "lighthouse-sale.html",
-    "market-hall.html",
-    "storm-damage.html",
-    "rowing-club.html",
-];
+use crate::util::{
+    FixtureServer, NEWS_PAGES, SpiderProcess, create_token, options, spider, temp_sqlite,
+};
 
 /// The news-site fixture's pages, captured once per test binary.
 async fn news_captures() -> &'static [Capture] {
@@ -30,7 +23,7 @@ async fn news_captures() -> &'static [Capture] {
             let capturer = Capturer::launch(options()).await.unwrap();
             let site = Site::new("harbour.test").unwrap();
             let mut captures = Vec::new();
-            for page in PAGES {
+            for page in NEWS_PAGES {
                 let target = Target::parse(&server.url(&format!("/site/news-site/{page}")));
                 captures.push(capturer.capture(&target, Some(&site)).await.unwrap());
             }
@@ -43,13 +36,16 @@ async fn news_captures() -> &'static [Capture] {
 /// Capture `i` of the fixture as a page of `https://www.harbour.test`:
 /// `variant` makes distinct URLs of the same page.
 async fn upload_body(i: usize, variant: Option<usize>) -> Vec<u8> {
-    let mut capture = news_captures().await[i % PAGES.len()].clone();
+    let mut capture = news_captures().await[i % NEWS_PAGES.len()].clone();
     capture.url = match variant {
         Some(n) => format!(
             "https://www.harbour.test/news/{}?n={n}",
-            PAGES[i % PAGES.len()]
+            NEWS_PAGES[i % NEWS_PAGES.len()]
         ),
-        None => format!("https://www.harbour.test/news/{}", PAGES[i % PAGES.len()]),
+        None => format!(
+            "https://www.harbour.test/news/{}",
+            NEWS_PAGES[i % NEWS_PAGES.len()]
+        ),
     };
     // The server must not believe this: the site comes from the URL.
     capture.site = Site::new("someone-else.test").unwrap();
@@ -127,6 +123,13 @@ impl Api {
             request = request.header("authorization", format!("Bearer {token}"));
         }
         answer(request, "POST", path).await
+    }
+
+    /// `POST /api/extract` (no token: extraction is open like the reads).
+    async fn extract(&self, request: &Value) -> (u16, Value) {
+        let body = serde_json::to_vec(request).unwrap();
+        self.post("/api/extract", None, "application/json", body)
+            .await
     }
 
     async fn upload(&self, body: Vec<u8>) -> (u16, Value) {
@@ -350,14 +353,7 @@ async fn api_endpoints_answer_and_refuse_as_documented() {
     let unseen = &news_captures().await[4];
     let request =
         json!({ "html": unseen.html, "url": "https://harbour.test/news/storm-damage.html" });
-    let (status, extracted) = api
-        .post(
-            "/api/extract",
-            None,
-            "application/json",
-            serde_json::to_vec(&request).unwrap(),
-        )
-        .await;
+    let (status, extracted) = api.extract(&request).await;
     assert_eq!(status, 200, "{extracted}");
     assert_eq!(extracted["rules_version"], 1);
     let text = normalize_text(extracted["text"].as_str().unwrap());
@@ -379,14 +375,7 @@ async fn api_endpoints_answer_and_refuse_as_documented() {
         }
     }
     let request = json!({ "html": "<p>hi</p>", "site": "unknown.test" });
-    let (status, _) = api
-        .post(
-            "/api/extract",
-            None,
-            "application/json",
-            serde_json::to_vec(&request).unwrap(),
-        )
-        .await;
+    let (status, _) = api.extract(&request).await;
     assert_eq!(status, 404);
 
     // Hostile text reaches SQL only as parameters.

@@ -32,6 +32,17 @@ pub fn options() -> CaptureOptions {
     options
 }
 
+/// The article pages of the news-site fixture (The Harbour Gazette), which
+/// share one template.
+pub const NEWS_PAGES: &[&str] = &[
+    "tide-tables.html",
+    "ferry-strike.html",
+    "lighthouse-sale.html",
+    "market-hall.html",
+    "storm-damage.html",
+    "rowing-club.html",
+];
+
 /// The folder of hand-written fixture pages.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
